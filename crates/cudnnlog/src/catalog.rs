@@ -1,0 +1,552 @@
+//! The pattern catalog: classes, root causes and patterns, loaded from TOML.
+//!
+//! The built-in catalog is the `patterns/` directory of the repository,
+//! embedded at build time. Users add directories of their own with
+//! [`CatalogBuilder::add_dir`]; a user pattern with the id of a built-in one
+//! replaces it. Every file is validated on load: a bad file is an
+//! [`Error::Catalog`] naming the file and the field. The format is
+//! documented in `docs/catalog-format.md`.
+//!
+//! ```
+//! let catalog = cudnnlog::Catalog::builtin().unwrap();
+//! let oom = catalog.class("cuda.oom").unwrap();
+//! assert_eq!(oom.family, "cuda");
+//! assert!(catalog.patterns().iter().any(|p| p.class == "cuda.oom"));
+//! ```
+
+use crate::error::Error;
+use regex::Regex;
+use serde::Deserialize;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+
+mod builtin {
+    include!(concat!(env!("OUT_DIR"), "/builtin_catalog.rs"));
+}
+
+/// The largest compiled size a pattern's regex may have (bytes).
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
+/// The shortest anchor accepted: shorter ones would make every scan crawl.
+const MIN_ANCHOR_LEN: usize = 4;
+
+/// How serious a finding is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The run went on: a performance or health warning.
+    Warning,
+    /// The run failed, or a step of it did.
+    Error,
+}
+
+impl Severity {
+    /// `"error"` or `"warning"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// Whether a pattern is settled or still being tuned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Stable,
+    Preview,
+}
+
+/// A failure class: the stable id reported in a finding's `class` field.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Class {
+    /// `cuda.oom`, `cudnn.plan_failed`, …
+    pub id: String,
+    /// `cudnn`, `cuda`, `distributed`, `framework` or `job`.
+    pub family: String,
+    pub title: String,
+    pub summary: String,
+}
+
+/// A root cause: shared by patterns, with its remediations written once.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cause {
+    /// `memory_pressure`, `version_mismatch`, …
+    pub id: String,
+    pub title: String,
+    pub what: String,
+    pub remediations: Vec<String>,
+}
+
+/// A pattern's documentation, in the headings every entry shares.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Doc {
+    /// What the pattern matches.
+    pub what: String,
+    /// Why it happens.
+    pub why: String,
+}
+
+/// A likely root cause of a pattern, with its prior weight.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CauseRef {
+    pub id: String,
+    pub prior: f64,
+}
+
+/// A log snippet that must trigger the pattern, with the facts it yields.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Example {
+    pub log: String,
+    #[serde(default)]
+    pub facts: BTreeMap<String, toml::Value>,
+}
+
+/// A log snippet that must not trigger the pattern.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Counterexample {
+    pub log: String,
+    #[serde(default)]
+    pub why: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PatternFile {
+    id: String,
+    class: String,
+    severity: Severity,
+    status: Status,
+    since: String,
+    summary: String,
+    anchors: Vec<String>,
+    regex: String,
+    #[serde(default)]
+    reject: Vec<String>,
+    #[serde(default)]
+    signature: Vec<String>,
+    #[serde(default)]
+    remediations: Vec<String>,
+    doc: Doc,
+    #[serde(default)]
+    causes: Vec<CauseRef>,
+    #[serde(default)]
+    examples: Vec<Example>,
+    #[serde(default)]
+    counterexamples: Vec<Counterexample>,
+}
+
+/// One catalog entry: anchors to find candidates, a regex to confirm them.
+#[derive(Clone, Debug)]
+pub struct Pattern {
+    /// Stable kebab-case id naming the symptom, equal to the file stem.
+    pub id: String,
+    /// The class id reported for a match.
+    pub class: String,
+    pub severity: Severity,
+    pub status: Status,
+    /// The version that introduced the pattern.
+    pub since: String,
+    pub summary: String,
+    /// Literal, case-sensitive strings; one must occur for the regex to run.
+    pub anchors: Vec<String>,
+    /// Confirms a candidate event; its named groups become facts.
+    pub regex: Regex,
+    /// Literal strings that veto a match when the event contains one.
+    pub reject: Vec<String>,
+    /// Capture names whose values split findings of the class.
+    pub signature: Vec<String>,
+    /// Pattern-specific remediations, shown before the causes' ones.
+    pub remediations: Vec<String>,
+    pub doc: Doc,
+    /// Likely root causes, most likely first.
+    pub causes: Vec<CauseRef>,
+    pub examples: Vec<Example>,
+    pub counterexamples: Vec<Counterexample>,
+    /// Where the pattern came from (`cuda/cuda-oom-pytorch.toml`, or a path).
+    pub file: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClassesFile {
+    class: Vec<Class>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CausesFile {
+    cause: Vec<Cause>,
+}
+
+/// A validated set of classes, causes and patterns.
+#[derive(Clone, Debug)]
+pub struct Catalog {
+    classes: Vec<Class>,
+    causes: Vec<Cause>,
+    patterns: Vec<Pattern>,
+}
+
+/// Assembles a [`Catalog`] from the built-in files and user directories.
+///
+/// ```no_run
+/// let catalog = cudnnlog::CatalogBuilder::new()
+///     .add_dir("my-patterns")
+///     .build()
+///     .unwrap();
+/// # let _ = catalog;
+/// ```
+#[derive(Clone, Debug)]
+pub struct CatalogBuilder {
+    builtin: bool,
+    dirs: Vec<std::path::PathBuf>,
+}
+
+impl Default for CatalogBuilder {
+    fn default() -> Self {
+        CatalogBuilder::new()
+    }
+}
+
+impl CatalogBuilder {
+    /// A builder that starts from the built-in catalog.
+    pub fn new() -> CatalogBuilder {
+        CatalogBuilder { builtin: true, dirs: Vec::new() }
+    }
+
+    /// Whether to include the built-in catalog. Default: true.
+    pub fn builtin(&mut self, yes: bool) -> &mut CatalogBuilder {
+        self.builtin = yes;
+        self
+    }
+
+    /// Adds every `.toml` file under `dir`. A `classes.toml` or `causes.toml`
+    /// adds classes or causes; any other file is one pattern. Default: none.
+    pub fn add_dir(&mut self, dir: impl AsRef<Path>) -> &mut CatalogBuilder {
+        self.dirs.push(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Reads, validates and assembles the catalog.
+    pub fn build(&self) -> Result<Catalog, Error> {
+        let mut files: Vec<(String, String)> = Vec::new();
+        if self.builtin {
+            files.extend(builtin::FILES.iter().map(|(p, c)| (format!("patterns/{p}"), c.to_string())));
+        }
+        for dir in &self.dirs {
+            let mut paths = Vec::new();
+            collect_toml(dir, &mut paths)?;
+            paths.sort();
+            for p in paths {
+                let text = std::fs::read_to_string(&p).map_err(|e| Error::Io {
+                    path: p.display().to_string(),
+                    source: e,
+                })?;
+                files.push((p.display().to_string(), text));
+            }
+        }
+        Catalog::from_files(files)
+    }
+}
+
+fn collect_toml(dir: &Path, out: &mut Vec<std::path::PathBuf>) -> Result<(), Error> {
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::Io {
+        path: dir.display().to_string(),
+        source: e,
+    })?;
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::Io { path: dir.display().to_string(), source: e })?;
+        let path = entry.path();
+        if path.is_dir() {
+            collect_toml(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "toml") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn file_stem(path: &str) -> &str {
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    name.strip_suffix(".toml").unwrap_or(name)
+}
+
+fn bad(file: &str, field: &str, message: impl Into<String>) -> Error {
+    Error::Catalog { file: file.to_string(), field: field.to_string(), message: message.into() }
+}
+
+/// The field a TOML decoding error is about: named in the message for
+/// missing and unknown fields, otherwise the key on the line the error
+/// points at.
+fn toml_field(text: &str, err: &toml::de::Error) -> String {
+    let msg = err.message();
+    if msg.starts_with("missing field") || msg.starts_with("unknown field") {
+        if let Some(name) = msg.split('`').nth(1) {
+            return name.to_string();
+        }
+    }
+    if let Some(span) = err.span() {
+        let at = span.start.min(text.len());
+        let line_start = text[..at].rfind('\n').map_or(0, |p| p + 1);
+        let line = &text[line_start..];
+        let line = &line[..line.find('\n').unwrap_or(line.len())];
+        if let Some((key, _)) = line.split_once('=') {
+            let key = key.trim().trim_matches('"');
+            if !key.is_empty() && !key.starts_with('[') {
+                return key.to_string();
+            }
+        }
+    }
+    String::from("(file)")
+}
+
+fn toml_error(file: &str, text: &str, err: toml::de::Error) -> Error {
+    let mut message = err.message().to_string();
+    if let Some(span) = err.span() {
+        message.push_str(&format!(" (at byte {})", span.start));
+    }
+    bad(file, &toml_field(text, &err), message)
+}
+
+impl Catalog {
+    /// The catalog built into the library.
+    pub fn builtin() -> Result<Catalog, Error> {
+        CatalogBuilder::new().build()
+    }
+
+    /// Builds a catalog from (name, contents) pairs, validating everything.
+    pub fn from_files(files: Vec<(String, String)>) -> Result<Catalog, Error> {
+        let mut classes: Vec<Class> = Vec::new();
+        let mut causes: Vec<Cause> = Vec::new();
+        let mut raw: Vec<(String, PatternFile)> = Vec::new();
+        for (name, text) in &files {
+            match file_stem(name) {
+                "classes" => {
+                    let f: ClassesFile = toml::from_str(text).map_err(|e| toml_error(name, text, e))?;
+                    for c in f.class {
+                        if c.id.is_empty() || !c.id.contains('.') {
+                            return Err(bad(name, "class.id", format!("class id {:?} must look like `family.name`", c.id)));
+                        }
+                        classes.retain(|old| old.id != c.id);
+                        classes.push(c);
+                    }
+                }
+                "causes" => {
+                    let f: CausesFile = toml::from_str(text).map_err(|e| toml_error(name, text, e))?;
+                    for c in f.cause {
+                        if c.remediations.is_empty() {
+                            return Err(bad(name, "cause.remediations", format!("cause {:?} has no remediation", c.id)));
+                        }
+                        causes.retain(|old| old.id != c.id);
+                        causes.push(c);
+                    }
+                }
+                _ => {
+                    let p: PatternFile = toml::from_str(text).map_err(|e| toml_error(name, text, e))?;
+                    // A later file with the same id (a user catalog) replaces an earlier one.
+                    raw.retain(|(_, old)| old.id != p.id);
+                    raw.push((name.clone(), p));
+                }
+            }
+        }
+        let class_ids: HashSet<&str> = classes.iter().map(|c| c.id.as_str()).collect();
+        let cause_ids: HashSet<&str> = causes.iter().map(|c| c.id.as_str()).collect();
+        let mut patterns = Vec::with_capacity(raw.len());
+        for (file, p) in raw {
+            patterns.push(validate(&file, p, &class_ids, &cause_ids)?);
+        }
+        Ok(Catalog { classes, causes, patterns })
+    }
+
+    /// All patterns, in catalog order (by file path).
+    pub fn patterns(&self) -> &[Pattern] {
+        &self.patterns
+    }
+
+    /// All classes.
+    pub fn classes(&self) -> &[Class] {
+        &self.classes
+    }
+
+    /// All root causes.
+    pub fn causes(&self) -> &[Cause] {
+        &self.causes
+    }
+
+    /// The class with this id.
+    pub fn class(&self, id: &str) -> Option<&Class> {
+        self.classes.iter().find(|c| c.id == id)
+    }
+
+    /// The root cause with this id.
+    pub fn cause(&self, id: &str) -> Option<&Cause> {
+        self.causes.iter().find(|c| c.id == id)
+    }
+
+    /// The pattern with this id.
+    pub fn pattern(&self, id: &str) -> Option<&Pattern> {
+        self.patterns.iter().find(|p| p.id == id)
+    }
+}
+
+fn validate(
+    file: &str,
+    p: PatternFile,
+    classes: &HashSet<&str>,
+    causes: &HashSet<&str>,
+) -> Result<Pattern, Error> {
+    let kebab = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-');
+    if !kebab(&p.id) {
+        return Err(bad(file, "id", format!("{:?} is not a kebab-case id", p.id)));
+    }
+    if file_stem(file) != p.id {
+        return Err(bad(file, "id", format!("id {:?} must equal the file name", p.id)));
+    }
+    if !classes.contains(p.class.as_str()) {
+        return Err(bad(file, "class", format!("unknown class {:?}", p.class)));
+    }
+    if p.anchors.is_empty() {
+        return Err(bad(file, "anchors", "a pattern needs at least one anchor"));
+    }
+    if let Some(a) = p.anchors.iter().find(|a| a.len() < MIN_ANCHOR_LEN) {
+        return Err(bad(file, "anchors", format!("anchor {a:?} is shorter than {MIN_ANCHOR_LEN} bytes")));
+    }
+    if let Some(a) = p.anchors.iter().find(|a| a.contains('\n') || a.contains('\r')) {
+        return Err(bad(file, "anchors", format!("anchor {a:?} spans lines")));
+    }
+    let regex = regex::RegexBuilder::new(&p.regex)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .build()
+        .map_err(|e| bad(file, "regex", e.to_string()))?;
+    let names: HashSet<&str> = regex.capture_names().flatten().collect();
+    if let Some(s) = p.signature.iter().find(|s| !names.contains(s.as_str())) {
+        return Err(bad(file, "signature", format!("{s:?} is not a named group of the regex")));
+    }
+    for c in &p.causes {
+        if !causes.contains(c.id.as_str()) {
+            return Err(bad(file, "causes.id", format!("unknown cause {:?}", c.id)));
+        }
+        if !(c.prior > 0.0 && c.prior <= 1.0) {
+            return Err(bad(file, "causes.prior", format!("prior {} of {:?} is not in (0, 1]", c.prior, c.id)));
+        }
+    }
+    if p.examples.is_empty() {
+        return Err(bad(file, "examples", "a pattern needs at least one example"));
+    }
+    for ex in &p.examples {
+        if let Some(k) = ex.facts.keys().find(|k| !names.contains(k.as_str())) {
+            return Err(bad(file, "examples.facts", format!("{k:?} is not a named group of the regex")));
+        }
+    }
+    let mut causes_sorted = p.causes;
+    causes_sorted.sort_by(|a, b| b.prior.total_cmp(&a.prior));
+    Ok(Pattern {
+        id: p.id,
+        class: p.class,
+        severity: p.severity,
+        status: p.status,
+        since: p.since,
+        summary: p.summary,
+        anchors: p.anchors,
+        regex,
+        reject: p.reject,
+        signature: p.signature,
+        remediations: p.remediations,
+        doc: p.doc,
+        causes: causes_sorted,
+        examples: p.examples,
+        counterexamples: p.counterexamples,
+        file: file.to_string(),
+    })
+}
+
+/// Maps every anchor to the patterns that list it.
+pub(crate) fn anchor_table(patterns: &[Pattern]) -> (Vec<String>, Vec<Vec<u32>>) {
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut anchors: Vec<String> = Vec::new();
+    let mut owners: Vec<Vec<u32>> = Vec::new();
+    for (pi, p) in patterns.iter().enumerate() {
+        for a in &p.anchors {
+            let i = *index.entry(a.as_str()).or_insert_with(|| {
+                anchors.push(a.clone());
+                owners.push(Vec::new());
+                anchors.len() - 1
+            });
+            if !owners[i].contains(&(pi as u32)) {
+                owners[i].push(pi as u32);
+            }
+        }
+    }
+    (anchors, owners)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CLASSES: &str = "[[class]]\nid = \"cuda.oom\"\nfamily = \"cuda\"\ntitle = \"t\"\nsummary = \"s\"\n";
+    const CAUSES: &str = "[[cause]]\nid = \"memory_pressure\"\ntitle = \"t\"\nwhat = \"w\"\nremediations = [\"r\"]\n";
+
+    fn pattern(extra: &str) -> String {
+        format!(
+            "id = \"x-oom\"\nclass = \"cuda.oom\"\nseverity = \"error\"\nstatus = \"stable\"\nsince = \"0.1.0\"\n\
+             summary = \"s\"\nanchors = [\"out of memory\"]\nregex = 'out of memory'\n{extra}\n\
+             [doc]\nwhat = \"w\"\nwhy = \"y\"\n[[examples]]\nlog = \"CUDA out of memory\"\n"
+        )
+    }
+
+    fn load(p: String) -> Result<Catalog, Error> {
+        Catalog::from_files(vec![
+            ("classes.toml".into(), CLASSES.into()),
+            ("causes.toml".into(), CAUSES.into()),
+            ("dir/x-oom.toml".into(), p),
+        ])
+    }
+
+    fn field_of(r: Result<Catalog, Error>) -> (String, String) {
+        match r {
+            Err(Error::Catalog { file, field, .. }) => (file, field),
+            other => panic!("expected a catalog error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn builtin_catalog_loads() {
+        let c = Catalog::builtin().unwrap();
+        assert!(!c.patterns().is_empty());
+    }
+
+    #[test]
+    fn valid_file_loads() {
+        let c = load(pattern("")).unwrap();
+        assert_eq!(c.patterns()[0].id, "x-oom");
+    }
+
+    #[test]
+    fn errors_name_file_and_field() {
+        assert_eq!(field_of(load(pattern("").replace("regex = 'out of memory'", "regex = '(unclosed'"))), ("dir/x-oom.toml".into(), "regex".into()));
+        assert_eq!(field_of(load(pattern("").replace("cuda.oom", "cuda.nope"))).1, "class");
+        assert_eq!(field_of(load(pattern("").replace("\"out of memory\"", "\"oom\""))).1, "anchors");
+        assert_eq!(field_of(load(pattern("").replace("severity = \"error\"", "severity = \"fatal\""))).1, "severity");
+        assert_eq!(field_of(load(pattern("").replace("since = \"0.1.0\"\n", ""))).1, "since");
+        assert_eq!(field_of(load(pattern("bogus = 1"))).1, "bogus");
+        assert_eq!(field_of(load(pattern("signature = [\"nope\"]"))).1, "signature");
+        assert_eq!(field_of(load(pattern("[[causes]]\nid = \"nope\"\nprior = 0.5"))).1, "causes.id");
+        assert_eq!(field_of(load(pattern("[[causes]]\nid = \"memory_pressure\"\nprior = 2.0"))).1, "causes.prior");
+        assert_eq!(field_of(load(pattern("").replace("id = \"x-oom\"", "id = \"other\""))).1, "id");
+        assert_eq!(field_of(load("not toml [".into())).0, "dir/x-oom.toml");
+    }
+
+    #[test]
+    fn regex_size_is_limited() {
+        let huge = pattern("").replace("regex = 'out of memory'", "regex = '(?:out of memory\\w{1000}){1000}'");
+        let (_, field) = field_of(load(huge));
+        assert_eq!(field, "regex");
+    }
+}

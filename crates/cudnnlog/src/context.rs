@@ -1,0 +1,109 @@
+//! Context around a match: the line number, and the training step and epoch
+//! the log last reported before it.
+
+use regex::bytes::Regex;
+use std::sync::OnceLock;
+
+/// How far back to look for a step or epoch marker.
+const STEP_LOOKBACK: usize = 1 << 20;
+
+/// Counts lines in a haystack, moving forward or back from the last query.
+#[derive(Clone, Debug)]
+pub(crate) struct LineCounter {
+    pos: usize,
+    /// 1-based line number of the line containing `pos`.
+    line: u64,
+}
+
+impl LineCounter {
+    /// A counter whose offset 0 is on line `line`.
+    pub fn new(line: u64) -> LineCounter {
+        LineCounter { pos: 0, line }
+    }
+
+    /// The 1-based line number of `offset`.
+    pub fn line_at(&mut self, hay: &[u8], offset: usize) -> u64 {
+        if offset >= self.pos {
+            self.line += bytecount::count(&hay[self.pos..offset], b'\n') as u64;
+        } else {
+            self.line -= bytecount::count(&hay[offset..self.pos], b'\n') as u64;
+        }
+        self.pos = offset;
+        self.line
+    }
+}
+
+/// The step and epoch a log line reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    pub step: Option<u64>,
+    pub epoch: Option<u64>,
+}
+
+fn marker() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?i)(?:\b|_)(epoch|step|iter|iteration)\b[ \t]*[:=#]?[ \t]*\[?[ \t]*(\d{1,12})\b")
+            .expect("step marker regex")
+    })
+}
+
+/// Reads the step and epoch from one line, if it reports either.
+///
+/// ```
+/// use cudnnlog::context::progress_of;
+/// let p = progress_of(b"INFO train: epoch 2 step 3 batch 128 loss 2.3145");
+/// assert_eq!((p.epoch, p.step), (Some(2), Some(3)));
+/// assert_eq!(progress_of(b"scaler.step(opt)").step, None);
+/// ```
+pub fn progress_of(line: &[u8]) -> Progress {
+    let mut p = Progress::default();
+    for c in marker().captures_iter(line) {
+        let n = std::str::from_utf8(&c[2]).ok().and_then(|s| s.parse().ok());
+        match c[1].to_ascii_lowercase().as_slice() {
+            b"epoch" => p.epoch = p.epoch.or(n),
+            _ => p.step = p.step.or(n),
+        }
+    }
+    p
+}
+
+/// The progress reported by the last marker line before `offset`, looking
+/// back at most 1 MiB.
+pub(crate) fn progress_before(hay: &[u8], offset: usize) -> Progress {
+    let from = offset.saturating_sub(STEP_LOOKBACK);
+    let span = &hay[from..offset];
+    let Some(m) = marker().find_iter(span).last() else {
+        return Progress::default();
+    };
+    let start = memchr::memrchr(b'\n', &span[..m.start()]).map_or(0, |p| p + 1);
+    let end = memchr::memchr(b'\n', &span[m.start()..]).map_or(span.len(), |p| m.start() + p);
+    progress_of(&span[start..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_lines_both_ways() {
+        let hay = b"a\nb\nc\nd\n";
+        let mut c = LineCounter::new(1);
+        assert_eq!(c.line_at(hay, 4), 3);
+        assert_eq!(c.line_at(hay, 2), 2);
+        assert_eq!(c.line_at(hay, 0), 1);
+        assert_eq!(c.line_at(hay, 6), 4);
+    }
+
+    #[test]
+    fn markers() {
+        assert_eq!(progress_of(b"Epoch [3/10] Step: 120 loss 1.0").epoch, Some(3));
+        assert_eq!(progress_of(b"Epoch [3/10] Step: 120 loss 1.0").step, Some(120));
+        assert_eq!(progress_of(b"global_step=77").step, Some(77));
+        assert_eq!(progress_of(b"Gradient overflow. Skipping step, loss scaler 0").step, None);
+        assert_eq!(progress_of(b"iteration 500 done").step, Some(500));
+        let hay = b"epoch 1 step 4 ok\nscaler.step(opt)\nTraceback\n";
+        assert_eq!(progress_before(hay, hay.len()).step, Some(4));
+        assert_eq!(progress_before(b"nothing here", 12), Progress::default());
+    }
+}

@@ -1,0 +1,52 @@
+//! cudnnlog reads deep-learning training logs and says what went wrong, why,
+//! and what to do.
+//!
+//! The principal type is [`Scanner`], built by a [`ScannerBuilder`] from a
+//! [`Catalog`] of patterns. A scanner reads a log — a memory-mapped file, a
+//! stream, or bytes in memory — finds the events that match the catalog's
+//! patterns and hands each [`Match`](sink::Match) to a [`Sink`](sink::Sink).
+//! The [`FindingsSink`](report::FindingsSink) groups matches into findings
+//! and builds a [`Report`], the serde type behind the JSON output.
+//!
+//! ```
+//! use cudnnlog::{Catalog, ScannerBuilder, report::FindingsSink};
+//!
+//! let log = b"\
+//! 2026-11-29 19:41:04,724 INFO train: epoch 2 step 3 batch 128 loss 2.3145
+//! Traceback (most recent call last):
+//!   File \"/home/user/train/train.py\", line 21, in <module>
+//!     loss.backward()
+//! torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.53 GiB. GPU 0 has a total capacity of 139.80 GiB of which 131.47 GiB is free.
+//! ";
+//! let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+//! let mut sink = FindingsSink::new(scanner.catalog());
+//! let source = scanner.scan_slice(0, log, &mut sink)?;
+//! let report = sink.into_report(vec![source]);
+//!
+//! let oom = &report.findings[0];
+//! assert_eq!(oom.class, "cuda.oom");
+//! assert_eq!((oom.first.line, oom.first.step, oom.first.epoch), (5, Some(3), Some(2)));
+//! # Ok::<(), cudnnlog::Error>(())
+//! ```
+//!
+//! The library never prints; errors are [`Error`] values naming the file
+//! (and catalog field) they are about.
+
+pub mod ansi;
+pub mod catalog;
+pub mod context;
+mod diagnose;
+mod error;
+pub mod facts;
+pub mod framer;
+pub mod prefix;
+pub mod report;
+mod scan;
+pub mod sink;
+pub mod source;
+
+pub use catalog::{Catalog, CatalogBuilder};
+pub use error::Error;
+pub use report::Report;
+pub use scan::{Scanner, ScannerBuilder};
+pub use source::MmapChoice;

@@ -1,0 +1,465 @@
+//! Line prefixes: the rank tags, timestamps and log levels that launchers and
+//! logging libraries put in front of a message, parsed with `nom`.
+//!
+//! [`parse_prefix`] peels prefixes off a physical line one after another (a
+//! torchrun rank tag, then a glog header, say) and returns what it found and
+//! where the message body starts. It never fails: a line with no known prefix
+//! has an empty [`Prefix`] and its body starts at byte 0.
+
+use nom::{
+    branch::alt,
+    bytes::complete::{tag, take_while, take_while1, take_while_m_n},
+    character::complete::{char, one_of},
+    combinator::{map, opt, recognize},
+    sequence::{delimited, pair, preceded, terminated, tuple},
+    IResult,
+};
+use std::fmt;
+
+/// How a line names the process that wrote it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Origin {
+    /// A distributed rank: `[rank3]:`, `[default3]:`, `[3,0]<stderr>:`.
+    Rank(u32),
+    /// A process known by host and pid only, as NCCL prints it
+    /// (`host:pid:tid [dev] NCCL …`): the hash of `host:pid`.
+    Process(u64),
+}
+
+/// The severity a line's prefix declares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Level {
+    Trace,
+    Debug,
+    Info,
+    Warning,
+    Error,
+    Fatal,
+}
+
+impl Level {
+    fn from_letter(c: u8) -> Option<Level> {
+        Some(match c {
+            b'I' => Level::Info,
+            b'W' => Level::Warning,
+            b'E' => Level::Error,
+            b'F' => Level::Fatal,
+            b'D' => Level::Debug,
+            b'V' | b'T' => Level::Trace,
+            _ => return None,
+        })
+    }
+}
+
+/// A point in time as a log line shows it; fields the format lacks are absent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Timestamp {
+    /// Missing in glog headers, which print month and day only.
+    pub year: Option<u16>,
+    pub month: u8,
+    pub day: u8,
+    pub hour: u8,
+    pub minute: u8,
+    pub second: u8,
+    /// Fractional seconds as written: value and number of digits.
+    pub frac: Option<(u64, u8)>,
+    /// Seconds since boot, for dmesg lines (`[ 4821.553190]`); the calendar
+    /// fields are zero then.
+    pub uptime: Option<(u64, u64, u8)>,
+}
+
+impl fmt::Display for Timestamp {
+    /// ISO 8601: `2026-11-29T19:41:10.166`, `--11-29T19:46:54.456820` when
+    /// the year is unknown, `+4821.553190s` for a dmesg uptime.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some((secs, frac, digits)) = self.uptime {
+            return write!(f, "+{secs}.{frac:0width$}s", width = digits as usize);
+        }
+        match self.year {
+            Some(y) => write!(f, "{y:04}-{:02}-{:02}", self.month, self.day)?,
+            None => write!(f, "--{:02}-{:02}", self.month, self.day)?,
+        }
+        write!(f, "T{:02}:{:02}:{:02}", self.hour, self.minute, self.second)?;
+        if let Some((v, d)) = self.frac {
+            write!(f, ".{v:0width$}", width = d as usize)?;
+        }
+        Ok(())
+    }
+}
+
+/// What the prefixes of one line say.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Prefix {
+    pub origin: Option<Origin>,
+    pub timestamp: Option<Timestamp>,
+    pub level: Option<Level>,
+    /// Byte offset of the message body within the line.
+    pub body: usize,
+}
+
+impl Prefix {
+    /// True when the line carries a timestamp or a level: a new log record,
+    /// not the continuation of a multi-line message.
+    pub fn starts_record(&self) -> bool {
+        self.timestamp.is_some() || self.level.is_some()
+    }
+}
+
+/// Parses the prefixes at the start of `line` (ANSI codes already removed).
+///
+/// ```
+/// use cudnnlog::prefix::{parse_prefix, Origin, Level};
+/// let line = b"[rank0]:[E1129 19:46:54.456820794 ProcessGroupNCCL.cpp:689] [Rank 0] Watchdog";
+/// let p = parse_prefix(line);
+/// assert_eq!(p.origin, Some(Origin::Rank(0)));
+/// assert_eq!(p.level, Some(Level::Error));
+/// assert_eq!(&line[p.body..], b"[Rank 0] Watchdog");
+/// ```
+pub fn parse_prefix(line: &[u8]) -> Prefix {
+    let mut p = Prefix::default();
+    let mut rest = line;
+    // A prefix kind is taken at most once, in any order; four rounds are
+    // enough for the deepest real stacks (container tag, rank, time, level).
+    for _ in 0..5 {
+        if p.origin.is_none() {
+            if let Ok((r, o)) = origin(rest) {
+                p.origin = Some(o);
+                rest = r;
+                continue;
+            }
+        }
+        if p.timestamp.is_none() {
+            if let Ok((r, (ts, lvl))) = glog(rest) {
+                p.timestamp = Some(ts);
+                p.level = p.level.or(lvl);
+                rest = r;
+                continue;
+            }
+            if let Ok((r, (ts, lvl))) = tf_header(rest) {
+                p.timestamp = Some(ts);
+                p.level = p.level.or(Some(lvl));
+                rest = r;
+                continue;
+            }
+            if let Ok((r, ts)) = timestamp_field(rest) {
+                p.timestamp = Some(ts);
+                rest = r;
+                continue;
+            }
+        }
+        if p.level.is_none() {
+            if let Ok((r, lvl)) = level_word(rest) {
+                p.level = Some(lvl);
+                rest = r;
+                continue;
+            }
+        }
+        break;
+    }
+    p.body = line.len() - rest.len();
+    p
+}
+
+type Res<'a, T> = IResult<&'a [u8], T>;
+
+fn digits(i: &[u8]) -> Res<'_, &[u8]> {
+    take_while1(|c: u8| c.is_ascii_digit())(i)
+}
+
+fn num_n(n: usize) -> impl Fn(&[u8]) -> Res<'_, u32> {
+    move |i| {
+        map(
+            take_while_m_n(n, n, |c: u8| c.is_ascii_digit()),
+            |d: &[u8]| d.iter().fold(0u32, |a, c| a * 10 + u32::from(c - b'0')),
+        )(i)
+    }
+}
+
+fn parse_u64(d: &[u8]) -> u64 {
+    d.iter()
+        .take(19)
+        .fold(0u64, |a, c| a * 10 + u64::from(c - b'0'))
+}
+
+fn frac(i: &[u8]) -> Res<'_, (u64, u8)> {
+    map(preceded(one_of(".,"), digits), |d: &[u8]| {
+        let d = &d[..d.len().min(18)];
+        (parse_u64(d), d.len() as u8)
+    })(i)
+}
+
+fn spaces(i: &[u8]) -> Res<'_, &[u8]> {
+    take_while(|c: u8| c == b' ' || c == b'\t')(i)
+}
+
+/// `[rank3]:`, `[default3]:`, `[3,0]<stderr>:`, `host:pid:tid [3] NCCL`.
+fn origin(i: &[u8]) -> Res<'_, Origin> {
+    alt((
+        map(
+            terminated(
+                delimited(
+                    char('['),
+                    preceded(alt((tag("rank"), tag("default"))), digits),
+                    char(']'),
+                ),
+                pair(char(':'), opt(char(' '))),
+            ),
+            |d| Origin::Rank(parse_u64(d) as u32),
+        ),
+        map(
+            terminated(
+                delimited(char('['), terminated(digits, pair(char(','), digits)), char(']')),
+                tuple((char('<'), take_while1(|c: u8| c.is_ascii_alphabetic()), tag(">:"), opt(char(' ')))),
+            ),
+            |d| Origin::Rank(parse_u64(d) as u32),
+        ),
+        nccl_origin,
+    ))(i)
+}
+
+/// NCCL's `host:pid:tid [dev] ` tag. The bracket holds the CUDA device, not
+/// the rank, so the process (host and pid) identifies the writer. The body
+/// keeps the `NCCL …` text.
+fn nccl_origin(i: &[u8]) -> Res<'_, Origin> {
+    let host = take_while1(|c: u8| c.is_ascii_alphanumeric() || c == b'-' || c == b'.' || c == b'_');
+    let (rest, (hp, _)) = pair(
+        recognize(tuple((host, char(':'), digits))),
+        tuple((char(':'), digits, char(' '), char('['), digits, tag("] "))),
+    )(i)?;
+    // The body starts with `NCCL INFO …`, or with `file.cc:904 NCCL WARN …`.
+    if memchr::memmem::find(&rest[..rest.len().min(48)], b"NCCL").is_none() {
+        return Err(nom::Err::Error(nom::error::Error::new(
+            i,
+            nom::error::ErrorKind::Tag,
+        )));
+    }
+    Ok((rest, Origin::Process(fnv1a(hp))))
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf29ce484222325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100000001b3)
+    })
+}
+
+fn hms(i: &[u8]) -> Res<'_, (u32, u32, u32, Option<(u64, u8)>)> {
+    map(
+        tuple((num_n(2), char(':'), num_n(2), char(':'), num_n(2), opt(frac))),
+        |(h, _, m, _, s, f)| (h, m, s, f),
+    )(i)
+}
+
+fn make_ts(y: Option<u32>, mo: u32, d: u32, t: (u32, u32, u32, Option<(u64, u8)>)) -> Timestamp {
+    Timestamp {
+        year: y.map(|y| y as u16),
+        month: mo as u8,
+        day: d as u8,
+        hour: t.0 as u8,
+        minute: t.1 as u8,
+        second: t.2 as u8,
+        frac: t.3,
+        uptime: None,
+    }
+}
+
+/// `2026-11-29 19:41:10,166`, `2026-11-29T19:41:10.166Z`, with an optional
+/// zone offset.
+fn iso(i: &[u8]) -> Res<'_, Timestamp> {
+    let zone = alt((
+        recognize(char('Z')),
+        recognize(tuple((one_of("+-"), num_n(2), opt(char(':')), num_n(2)))),
+    ));
+    map(
+        tuple((num_n(4), char('-'), num_n(2), char('-'), num_n(2), one_of("T "), hms, opt(zone))),
+        |(y, _, mo, _, d, _, t, _)| make_ts(Some(y), mo, d, t),
+    )(i)
+}
+
+/// A timestamp field, bare or in brackets, followed by a separator; or a
+/// dmesg uptime `[ 4821.553190]`.
+fn timestamp_field(i: &[u8]) -> Res<'_, Timestamp> {
+    alt((
+        terminated(delimited(char('['), iso, char(']')), pair(opt(char(':')), spaces)),
+        terminated(iso, pair(opt(alt((tag(" -"), tag(" |"), tag(":")))), spaces)),
+        terminated(dmesg, spaces),
+    ))(i)
+}
+
+fn dmesg(i: &[u8]) -> Res<'_, Timestamp> {
+    map(
+        delimited(pair(char('['), spaces), pair(digits, preceded(char('.'), digits)), char(']')),
+        |(s, f): (&[u8], &[u8])| Timestamp {
+            uptime: Some((parse_u64(s), parse_u64(&f[..f.len().min(18)]), f.len().min(18) as u8)),
+            ..Timestamp::default()
+        },
+    )(i)
+}
+
+/// glog/absl: `E1129 19:46:54.456820794 12345 file.cc:689] ` and PyTorch's
+/// bracketed `[E1129 19:46:54.456820794 ProcessGroupNCCL.cpp:689] `.
+fn glog(i: &[u8]) -> Res<'_, (Timestamp, Option<Level>)> {
+    fn core(i: &[u8]) -> Res<'_, (Timestamp, Option<Level>)> {
+        let (r, (lvl, mo, d, _, t)) =
+            tuple((one_of("IWEFDV"), num_n(2), num_n(2), char(' '), hms))(i)?;
+        // Optional thread id, then `file:line`.
+        let (r, _) = opt(pair(spaces, digits))(r)?;
+        let (r, _) = pair(
+            spaces,
+            recognize(tuple((
+                take_while1(|c: u8| c != b':' && c != b']' && c != b' '),
+                char(':'),
+                digits,
+            ))),
+        )(r)?;
+        Ok((r, (make_ts(None, mo, d, t), Level::from_letter(lvl as u8))))
+    }
+    alt((
+        terminated(delimited(char('['), core, char(']')), spaces),
+        terminated(core, pair(char(']'), spaces)),
+    ))(i)
+}
+
+/// TensorFlow: `2023-01-01 12:00:00.123456: E tensorflow/core/x.cc:123] `.
+fn tf_header(i: &[u8]) -> Res<'_, (Timestamp, Level)> {
+    let (r, (ts, _, lvl, _)) = tuple((iso, tag(": "), one_of("IWEF"), char(' ')))(i)?;
+    let (r, _) = terminated(
+        recognize(tuple((
+            take_while1(|c: u8| c != b':' && c != b']' && c != b' '),
+            char(':'),
+            digits,
+        ))),
+        pair(char(']'), spaces),
+    )(r)?;
+    Ok((r, (ts, Level::from_letter(lvl as u8).unwrap_or(Level::Info))))
+}
+
+/// `INFO`, `[WARNING]`, `ERROR:`, `| ERROR |` …, followed by a separator.
+fn level_word(i: &[u8]) -> Res<'_, Level> {
+    fn word(i: &[u8]) -> Res<'_, Level> {
+        alt((
+            map(alt((tag("CRITICAL"), tag("FATAL"))), |_| Level::Fatal),
+            map(tag("ERROR"), |_| Level::Error),
+            map(alt((tag("WARNING"), tag("WARN"))), |_| Level::Warning),
+            map(tag("INFO"), |_| Level::Info),
+            map(tag("DEBUG"), |_| Level::Debug),
+            map(tag("TRACE"), |_| Level::Trace),
+        ))(i)
+    }
+    let (r, lvl) = alt((
+        delimited(char('['), word, char(']')),
+        delimited(pair(char('|'), spaces), word, pair(spaces, char('|'))),
+        word,
+    ))(i)?;
+    // The word must stand alone: `INFO:`, `INFO -`, `INFO train`, not `INFORMATION`.
+    let (r, _) = alt((
+        recognize(pair(opt(char(':')), take_while1(|c: u8| c == b' ' || c == b'\t'))),
+        recognize(char(':')),
+    ))(r)?;
+    let (r, _) = opt(pair(tag("- "), spaces))(r)?;
+    Ok((r, lvl))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body<'a>(line: &'a str) -> (&'a str, Prefix) {
+        let p = parse_prefix(line.as_bytes());
+        (&line[p.body..], p)
+    }
+
+    #[test]
+    fn python_logging() {
+        let (b, p) = body("2026-11-29 19:40:51,487 INFO train: torch 2.11.0+cu130");
+        assert_eq!(b, "train: torch 2.11.0+cu130");
+        assert_eq!(p.level, Some(Level::Info));
+        assert_eq!(p.timestamp.unwrap().to_string(), "2026-11-29T19:40:51.487");
+    }
+
+    #[test]
+    fn iso_with_zone_and_brackets() {
+        let (b, p) = body("[2026-11-29 19:42:50] vm:834:834 [0] init.cc:904 NCCL WARN Duplicate GPU");
+        assert_eq!(b, "init.cc:904 NCCL WARN Duplicate GPU");
+        assert_eq!(p.timestamp.unwrap().to_string(), "2026-11-29T19:42:50");
+        assert!(matches!(p.origin, Some(Origin::Process(_))));
+        let (b, p) = body("2026-11-29T19:41:10.166Z ERROR boom");
+        assert_eq!(b, "boom");
+        assert_eq!(p.level, Some(Level::Error));
+    }
+
+    #[test]
+    fn glog_plain_and_bracketed() {
+        let (b, p) = body("E1129 19:46:54.456820794 12345 file.cc:689] Something failed");
+        assert_eq!(b, "Something failed");
+        assert_eq!(p.level, Some(Level::Error));
+        assert_eq!(p.timestamp.unwrap().to_string(), "--11-29T19:46:54.456820794");
+        let (b, p) = body("W1129 19:42:45.975000 812 torch/distributed/run.py:851] ****");
+        assert_eq!(b, "****");
+        assert_eq!(p.level, Some(Level::Warning));
+        let (b, p) = body("[rank1]:[W1129 19:42:50.620559165 ProcessGroupNCCL.cpp:1575] Warning: x");
+        assert_eq!(b, "Warning: x");
+        assert_eq!(p.origin, Some(Origin::Rank(1)));
+    }
+
+    #[test]
+    fn tensorflow_header() {
+        let (b, p) = body("2023-01-01 12:00:00.123456: E tensorflow/stream_executor/cuda/cuda_dnn.cc:329] Could not create cudnn handle");
+        assert_eq!(b, "Could not create cudnn handle");
+        assert_eq!(p.level, Some(Level::Error));
+        assert_eq!(p.timestamp.unwrap().to_string(), "2023-01-01T12:00:00.123456");
+    }
+
+    #[test]
+    fn dmesg_uptime() {
+        let (b, p) = body("[ 4821.553190] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.");
+        assert_eq!(b, "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.");
+        assert_eq!(p.timestamp.unwrap().to_string(), "+4821.553190s");
+    }
+
+    #[test]
+    fn rank_prefixes() {
+        let (b, p) = body("[rank3]:   File \"x.py\", line 1, in <module>");
+        assert_eq!(b, "  File \"x.py\", line 1, in <module>");
+        assert_eq!(p.origin, Some(Origin::Rank(3)));
+        assert!(!p.starts_record());
+        let (b, p) = body("[default0]:Traceback (most recent call last):");
+        assert_eq!(b, "Traceback (most recent call last):");
+        assert_eq!(p.origin, Some(Origin::Rank(0)));
+        let (b, p) = body("[1,0]<stderr>:RuntimeError: CUDA error");
+        assert_eq!(b, "RuntimeError: CUDA error");
+        assert_eq!(p.origin, Some(Origin::Rank(1)));
+    }
+
+    #[test]
+    fn nccl_process_tag_separates_processes() {
+        let a = parse_prefix(b"vm:833:833 [0] NCCL INFO Using network Socket");
+        let b = parse_prefix(b"vm:834:834 [0] NCCL INFO Using network Socket");
+        assert_ne!(a.origin, b.origin);
+        assert_eq!(&b"vm:833:833 [0] NCCL INFO Using network Socket"[a.body..], b"NCCL INFO Using network Socket");
+    }
+
+    #[test]
+    fn no_prefix_and_lookalikes() {
+        for line in [
+            "Traceback (most recent call last):",
+            "INFORMATION follows",
+            "  File \"a.py\", line 3",
+            "Epoch 0/1  32/32",
+            "",
+            "E",
+            "[rank",
+        ] {
+            let (b, p) = body(line);
+            assert_eq!(b, line, "{line:?}");
+            assert_eq!(p, Prefix::default());
+        }
+    }
+
+    #[test]
+    fn level_word_forms() {
+        assert_eq!(body("[WARNING] low memory").0, "low memory");
+        assert_eq!(body("ERROR: boom").0, "boom");
+        assert_eq!(body("| ERROR | boom").0, "boom");
+        assert_eq!(body("WARNING:root:x").0, "root:x");
+    }
+}

@@ -1,0 +1,276 @@
+//! The report: findings grouped from matches, with causes and remediations.
+//!
+//! # JSON format, version 1 (`"schema": "cudnnlog.report/1"`)
+//!
+//! [`Report`] serializes to the document `cudnnlog scan --format json`
+//! prints. Fields may be added in later versions; none is removed or changes
+//! meaning within a version. Absent values are omitted (`timestamp`, `step`,
+//! `epoch`, `rank`) or `null` (`primary`).
+//!
+//! ```json
+//! {
+//!   "schema": "cudnnlog.report/1",
+//!   "sources": [{"path": "train.log", "bytes": 2655, "lines": 31}],
+//!   "environment": {},
+//!   "primary": "cuda.oom",
+//!   "findings": [{
+//!     "class": "cuda.oom", "title": "GPU out of memory", "severity": "error",
+//!     "pattern": "cuda-oom-pytorch", "count": 1,
+//!     "first": {"source": 0, "line": 31, "byte": 1722, "timestamp": "2026-11-29T19:41:04.724",
+//!               "step": 3, "epoch": 2},
+//!     "last":  {"source": 0, "line": 31, "byte": 1722},
+//!     "ranks": [],
+//!     "message": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.53 GiB. …",
+//!     "facts": {"requested_bytes": 1642824581, "exception": "torch.OutOfMemoryError"},
+//!     "causes": [{"id": "memory_pressure", "confidence": 0.62,
+//!                 "evidence": ["requested 1.53 GiB with 8.39 GiB allowed to the process"]}],
+//!     "remediations": ["…"]
+//!   }]
+//! }
+//! ```
+//!
+//! The full field list is in `docs/json-format.md`.
+
+use crate::catalog::{Catalog, Severity};
+use crate::context::Progress;
+use crate::diagnose::rank_causes;
+use crate::facts::Fact;
+use crate::sink::{Location, Match, Sink, Window};
+use crate::source::SourceInfo;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// The `schema` value of this version of the report.
+pub const SCHEMA: &str = "cudnnlog.report/1";
+
+/// A whole report: what was read and what was found.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Report {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// One entry per source, in the order given.
+    pub sources: Vec<SourceInfo>,
+    /// Versions and hardware the log shows (empty when it shows none).
+    pub environment: BTreeMap<String, serde_json::Value>,
+    /// The class of the first error finding; `null` when there is none.
+    pub primary: Option<String>,
+    /// Findings in order of first occurrence.
+    pub findings: Vec<Finding>,
+}
+
+/// A place in a source, as reported.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Place {
+    pub source: usize,
+    pub line: u64,
+    pub byte: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epoch: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
+}
+
+/// A ranked root cause of a finding.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RankedCause {
+    /// A root-cause id (`memory_pressure`, …).
+    pub id: String,
+    /// Between 0 and 1; a finding's confidences sum to 1.
+    pub confidence: f64,
+    /// What in the log supports this cause.
+    pub evidence: Vec<String>,
+}
+
+/// All matches of one class and signature.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Finding {
+    /// The class id.
+    pub class: String,
+    /// The class's title.
+    pub title: String,
+    pub severity: Severity,
+    /// The id of the pattern that matched first.
+    pub pattern: String,
+    /// How many events matched.
+    pub count: u64,
+    pub first: Place,
+    pub last: Place,
+    /// Ranks that reported it, ascending.
+    pub ranks: Vec<u32>,
+    /// The first matched line.
+    pub message: String,
+    /// Values captured from the first match.
+    pub facts: BTreeMap<String, Fact>,
+    /// Most likely first.
+    pub causes: Vec<RankedCause>,
+    /// What to do, most specific first.
+    pub remediations: Vec<String>,
+}
+
+impl<'de> Deserialize<'de> for Fact {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Fact, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Int(u64),
+            Text(String),
+        }
+        Ok(match Raw::deserialize(d)? {
+            Raw::Int(n) => Fact::Int(n),
+            Raw::Text(s) => Fact::Text(s),
+        })
+    }
+}
+
+struct Acc {
+    pattern: usize,
+    class: String,
+    severity: Severity,
+    count: u64,
+    first: Location,
+    first_event: u64,
+    first_progress: Option<Progress>,
+    last: Location,
+    last_event: u64,
+    last_progress: Option<Progress>,
+    ranks: BTreeSet<u32>,
+    message: String,
+    facts: BTreeMap<String, Fact>,
+}
+
+/// A [`Sink`] that groups matches into findings and builds a [`Report`].
+///
+/// ```
+/// use cudnnlog::{Catalog, ScannerBuilder, report::FindingsSink};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+/// let mut sink = FindingsSink::new(scanner.catalog());
+/// let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n";
+/// let source = scanner.scan_slice(0, log, &mut sink).unwrap();
+/// let report = sink.into_report(vec![source]);
+/// assert_eq!(report.primary.as_deref(), Some("cuda.oom"));
+/// assert_eq!(report.findings[0].first.line, 1);
+/// ```
+pub struct FindingsSink<'c> {
+    catalog: &'c Catalog,
+    index: HashMap<(String, String), usize>,
+    accs: Vec<Acc>,
+}
+
+impl<'c> FindingsSink<'c> {
+    /// An empty aggregator for matches of `catalog`'s patterns.
+    pub fn new(catalog: &'c Catalog) -> FindingsSink<'c> {
+        FindingsSink { catalog, index: HashMap::new(), accs: Vec::new() }
+    }
+
+    /// Builds the report for the sources scanned into this sink.
+    pub fn into_report(self, sources: Vec<SourceInfo>) -> Report {
+        let catalog = self.catalog;
+        let mut accs = self.accs;
+        accs.sort_by_key(|a| (a.first.source, a.first.byte, a.class.clone()));
+        let findings: Vec<Finding> = accs
+            .into_iter()
+            .map(|a| {
+                let pattern = &catalog.patterns()[a.pattern];
+                let (causes, remediations) = rank_causes(catalog, pattern, &a.facts);
+                Finding {
+                    title: catalog.class(&a.class).map_or_else(String::new, |c| c.title.clone()),
+                    class: a.class,
+                    severity: a.severity,
+                    pattern: pattern.id.clone(),
+                    count: a.count,
+                    first: place(&a.first, a.first_progress),
+                    last: place(&a.last, a.last_progress),
+                    ranks: a.ranks.into_iter().collect(),
+                    message: a.message,
+                    facts: a.facts,
+                    causes,
+                    remediations,
+                }
+            })
+            .collect();
+        let primary = findings.iter().find(|f| f.severity == Severity::Error).map(|f| f.class.clone());
+        Report { schema: SCHEMA.to_string(), sources, environment: BTreeMap::new(), primary, findings }
+    }
+}
+
+fn place(l: &Location, p: Option<Progress>) -> Place {
+    let p = p.unwrap_or_default();
+    Place {
+        source: l.source,
+        line: l.line,
+        byte: l.byte,
+        timestamp: l.timestamp.map(|t| t.to_string()),
+        step: p.step,
+        epoch: p.epoch,
+        rank: l.rank,
+    }
+}
+
+impl Sink for FindingsSink<'_> {
+    type Error = crate::Error;
+
+    fn matched(&mut self, m: &Match<'_>) -> Result<bool, crate::Error> {
+        let key = (m.pattern.class.clone(), m.signature.clone());
+        let facts = || m.facts.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        let pos = (m.location.source, m.location.byte);
+        match self.index.get(&key) {
+            None => {
+                self.index.insert(key, self.accs.len());
+                self.accs.push(Acc {
+                    pattern: m.pattern_index,
+                    class: m.pattern.class.clone(),
+                    severity: m.pattern.severity,
+                    count: 1,
+                    first: m.location.clone(),
+                    first_event: m.event_byte,
+                    first_progress: None,
+                    last: m.location.clone(),
+                    last_event: m.event_byte,
+                    last_progress: None,
+                    ranks: m.location.rank.into_iter().collect(),
+                    message: m.message.to_string(),
+                    facts: facts(),
+                });
+            }
+            Some(&i) => {
+                let a = &mut self.accs[i];
+                a.count += 1;
+                a.ranks.extend(m.location.rank);
+                if pos < (a.first.source, a.first.byte) {
+                    a.pattern = m.pattern_index;
+                    a.first = m.location.clone();
+                    a.first_event = m.event_byte;
+                    a.first_progress = None;
+                    a.message = m.message.to_string();
+                    a.facts = facts();
+                }
+                if pos >= (a.last.source, a.last.byte) {
+                    a.last = m.location.clone();
+                    a.last_event = m.event_byte;
+                    a.last_progress = None;
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    fn window_end(&mut self, w: &Window<'_>) -> Result<(), crate::Error> {
+        for a in &mut self.accs {
+            if a.first.source == w.source() && a.first_progress.is_none() && w.contains(a.first_event) {
+                a.first_progress = Some(w.progress_before(a.first_event));
+            }
+            if a.last.source == w.source() && a.last_progress.is_none() && w.contains(a.last_event) {
+                a.last_progress = Some(w.progress_before(a.last_event));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,422 @@
+//! The scanner: one literal pass over the bytes, framing and regex
+//! confirmation only around candidates.
+//!
+//! For each window of a source (the whole file when it is memory-mapped;
+//! blocks of a few MiB when it is streamed) the scanner:
+//!
+//! 1. runs one Aho-Corasick search for every pattern's anchors, noting the
+//!    start of each line that holds one (a *candidate line*);
+//! 2. builds *regions* around candidate lines (256 KiB before, 64 KiB after,
+//!    snapped to lines; overlapping regions merge);
+//! 3. frames each region into events ([`crate::framer`]);
+//! 4. for each event holding a candidate line, finds which patterns' anchors
+//!    occur in its text and confirms them with their regexes;
+//! 5. hands every confirmed match to a [`Sink`].
+//!
+//! Streams keep the tail of the previous block so that an event that
+//! straddles two blocks is framed whole; an event is reported by the window
+//! that owns its first candidate line, so it is never reported twice.
+
+use crate::catalog::{anchor_table, Catalog};
+use crate::context::LineCounter;
+use crate::error::Error;
+use crate::facts::Fact;
+use crate::framer::{Event, Framer};
+use crate::prefix::Origin;
+use crate::sink::{Location, Match, Sink, Window};
+use crate::source::{MmapChoice, SourceInfo};
+use aho_corasick::{AhoCorasick, MatchKind};
+use std::io::Read;
+use std::ops::Range;
+use std::path::Path;
+
+/// The longest message kept for a match, in bytes.
+const MAX_MESSAGE: usize = 2000;
+
+/// Configures and builds a [`Scanner`].
+///
+/// ```
+/// use cudnnlog::{Catalog, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().block_size(1 << 20).build(Catalog::builtin().unwrap());
+/// assert!(scanner.catalog().patterns().len() > 0);
+/// ```
+#[derive(Clone, Debug)]
+pub struct ScannerBuilder {
+    config: Config,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Config {
+    back: usize,
+    forward: usize,
+    block: usize,
+}
+
+impl Default for ScannerBuilder {
+    fn default() -> Self {
+        ScannerBuilder::new()
+    }
+}
+
+impl ScannerBuilder {
+    /// A builder with the default configuration.
+    pub fn new() -> ScannerBuilder {
+        ScannerBuilder { config: Config { back: 256 << 10, forward: 64 << 10, block: 8 << 20 } }
+    }
+
+    /// How many bytes before a candidate line are framed, so that the start
+    /// of a long traceback is seen. Default: 256 KiB.
+    pub fn context_before(&mut self, bytes: usize) -> &mut ScannerBuilder {
+        self.config.back = bytes.max(1);
+        self
+    }
+
+    /// How many bytes after a candidate line are framed, so that a message's
+    /// continuation lines are seen. Default: 64 KiB.
+    pub fn context_after(&mut self, bytes: usize) -> &mut ScannerBuilder {
+        self.config.forward = bytes.max(1);
+        self
+    }
+
+    /// How many bytes a stream is read in at a time. Memory use is about
+    /// this plus the two context sizes. Default: 8 MiB.
+    pub fn block_size(&mut self, bytes: usize) -> &mut ScannerBuilder {
+        self.config.block = bytes.max(4096);
+        self
+    }
+
+    /// Compiles the catalog's anchors and returns a reusable scanner.
+    pub fn build(&self, catalog: Catalog) -> Scanner {
+        let (anchors, owners) = anchor_table(catalog.patterns());
+        let ac = AhoCorasick::builder()
+            .match_kind(MatchKind::Standard)
+            .build(&anchors)
+            .expect("anchors are validated literals");
+        Scanner { catalog, ac, owners, config: self.config }
+    }
+}
+
+/// Finds pattern matches in logs; build one with [`ScannerBuilder`] and reuse
+/// it for every source.
+#[derive(Clone, Debug)]
+pub struct Scanner {
+    catalog: Catalog,
+    ac: AhoCorasick,
+    owners: Vec<Vec<u32>>,
+    config: Config,
+}
+
+/// Per-source scanning state and reusable buffers.
+struct State {
+    source: usize,
+    base: u64,
+    counter: LineCounter,
+    hits: Vec<usize>,
+    text: String,
+    line_at: Vec<usize>,
+    scratch: Vec<u8>,
+    candidates: Vec<u32>,
+    stopped: bool,
+}
+
+impl State {
+    fn new(source: usize) -> State {
+        State {
+            source,
+            base: 0,
+            counter: LineCounter::new(1),
+            hits: Vec::new(),
+            text: String::new(),
+            line_at: Vec::new(),
+            scratch: Vec::new(),
+            candidates: Vec::new(),
+            stopped: false,
+        }
+    }
+}
+
+fn line_start_before(hay: &[u8], at: usize) -> usize {
+    memchr::memrchr(b'\n', &hay[..at]).map_or(0, |p| p + 1)
+}
+
+fn line_end_after(hay: &[u8], at: usize) -> usize {
+    memchr::memchr(b'\n', &hay[at..]).map_or(hay.len(), |p| at + p + 1)
+}
+
+impl Scanner {
+    /// The catalog this scanner matches.
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// Scans the file at `path`. Regular files are memory-mapped when `mmap`
+    /// allows it; anything else (pipes, devices, empty files) is streamed.
+    pub fn scan_path<S: Sink>(
+        &self,
+        source: usize,
+        path: &Path,
+        mmap: MmapChoice,
+        sink: &mut S,
+    ) -> Result<SourceInfo, S::Error> {
+        let name = path.display().to_string();
+        let io = |e: std::io::Error| Error::Io { path: name.clone(), source: e };
+        let file = std::fs::File::open(path).map_err(io)?;
+        let meta = file.metadata().map_err(io)?;
+        if meta.is_dir() {
+            return Err(io(std::io::Error::new(std::io::ErrorKind::Other, "is a directory")).into());
+        }
+        if let Some(map) = mmap.open(&file, &meta) {
+            return self.scan_slice_named(source, &name, &map, sink);
+        }
+        self.scan_reader(source, &name, file, sink)
+    }
+
+    /// Scans bytes already in memory.
+    pub fn scan_slice<S: Sink>(&self, source: usize, bytes: &[u8], sink: &mut S) -> Result<SourceInfo, S::Error> {
+        self.scan_slice_named(source, "<memory>", bytes, sink)
+    }
+
+    fn scan_slice_named<S: Sink>(
+        &self,
+        source: usize,
+        name: &str,
+        bytes: &[u8],
+        sink: &mut S,
+    ) -> Result<SourceInfo, S::Error> {
+        let mut st = State::new(source);
+        self.scan_window(&mut st, bytes, 0..bytes.len(), sink)?;
+        let lines = count_lines(&mut st.counter, bytes);
+        Ok(SourceInfo { path: name.to_string(), bytes: bytes.len() as u64, lines })
+    }
+
+    /// Scans a stream block by block, with memory bounded by the block size
+    /// and the context sizes whatever the stream's length.
+    pub fn scan_reader<S: Sink, R: Read>(
+        &self,
+        source: usize,
+        name: &str,
+        mut reader: R,
+        sink: &mut S,
+    ) -> Result<SourceInfo, S::Error> {
+        let io = |e: std::io::Error| Error::Io { path: name.to_string(), source: e };
+        let cfg = self.config;
+        let mut st = State::new(source);
+        let mut buf: Vec<u8> = Vec::with_capacity(cfg.back + cfg.block + cfg.forward);
+        // Bytes of `buf` before this offset were scanned by an earlier window.
+        let mut owned_from = 0usize;
+        loop {
+            let want = owned_from + cfg.block + cfg.forward;
+            let eof = fill(&mut reader, &mut buf, want).map_err(io)?;
+            let owned_to = if eof {
+                buf.len()
+            } else {
+                let limit = buf.len() - cfg.forward;
+                // End the owned part at a line end; a block with no line end
+                // (one giant line) is cut where it is.
+                match memchr::memrchr(b'\n', &buf[owned_from..limit]) {
+                    Some(p) => owned_from + p + 1,
+                    None => limit,
+                }
+            };
+            if !st.stopped {
+                self.scan_window(&mut st, &buf, owned_from..owned_to, sink)?;
+            }
+            if eof {
+                let lines = count_lines(&mut st.counter, &buf);
+                return Ok(SourceInfo { path: name.to_string(), bytes: st.base + buf.len() as u64, lines });
+            }
+            // Keep what later windows need: context before, and the unowned rest.
+            let keep = line_start_before(&buf, owned_to.saturating_sub(cfg.back));
+            let line = st.counter.line_at(&buf, keep);
+            st.counter = LineCounter::new(line);
+            buf.drain(..keep);
+            st.base += keep as u64;
+            owned_from = owned_to - keep;
+        }
+    }
+
+    fn scan_window<S: Sink>(
+        &self,
+        st: &mut State,
+        hay: &[u8],
+        owned: Range<usize>,
+        sink: &mut S,
+    ) -> Result<(), S::Error> {
+        let search_from = line_start_before(hay, owned.start.saturating_sub(self.config.back));
+        let search_to = (owned.end + self.config.forward).min(hay.len());
+        self.find_candidates(hay, search_from..search_to, &mut st.hits);
+
+        let mut regions: Vec<Range<usize>> = Vec::new();
+        for &h in st.hits.iter().filter(|&&h| owned.contains(&h)) {
+            let start = line_start_before(hay, h.saturating_sub(self.config.back));
+            let end = line_end_after(hay, (h + self.config.forward).min(hay.len()));
+            match regions.last_mut() {
+                Some(r) if start <= r.end => r.end = r.end.max(end),
+                _ => regions.push(start..end),
+            }
+        }
+
+        let mut framer = Framer::new();
+        let mut failure: Option<S::Error> = None;
+        for region in regions {
+            framer.frame(hay, region, &mut |ev: &Event<'_>| {
+                if st.stopped || failure.is_some() {
+                    return;
+                }
+                let Some(first) = ev.lines.iter().map(|l| l.start).find(|s| st.hits.binary_search(s).is_ok()) else {
+                    return;
+                };
+                if !owned.contains(&first) {
+                    return;
+                }
+                match self.match_event(st, hay, ev, sink) {
+                    Ok(true) => {}
+                    Ok(false) => st.stopped = true,
+                    Err(e) => failure = Some(e),
+                }
+            });
+            if let Some(e) = failure {
+                return Err(e);
+            }
+        }
+        sink.window_end(&Window { hay, base: st.base, source: st.source })
+    }
+
+    /// Records the start of every line in `hay[span]` that holds an anchor.
+    fn find_candidates(&self, hay: &[u8], span: Range<usize>, hits: &mut Vec<usize>) {
+        hits.clear();
+        let mut pos = span.start;
+        while pos < span.end {
+            let input = aho_corasick::Input::new(hay).span(pos..span.end);
+            let Some(m) = self.ac.find(input) else { break };
+            let start = memchr::memrchr2(b'\n', b'\r', &hay[pos..m.start()]).map_or(pos, |p| pos + p + 1);
+            // A `\r\n` pair: the line starts after the `\n`.
+            hits.push(start);
+            pos = match memchr::memchr2(b'\n', b'\r', &hay[m.end()..span.end]) {
+                Some(p) => {
+                    let t = m.end() + p;
+                    if hay[t] == b'\r' && hay.get(t + 1) == Some(&b'\n') {
+                        t + 2
+                    } else {
+                        t + 1
+                    }
+                }
+                None => span.end,
+            };
+        }
+    }
+
+    /// Confirms the candidate patterns of one event and reports the matches.
+    fn match_event<S: Sink>(&self, st: &mut State, hay: &[u8], ev: &Event<'_>, sink: &mut S) -> Result<bool, S::Error> {
+        ev.text_into(hay, &mut st.text, &mut st.line_at, &mut st.scratch);
+        let text = st.text.as_str();
+        st.candidates.clear();
+        for m in self.ac.find_overlapping_iter(text) {
+            st.candidates.extend_from_slice(&self.owners[m.pattern().as_usize()]);
+        }
+        st.candidates.sort_unstable();
+        st.candidates.dedup();
+
+        // One match per class per event: the one whose regex captured most.
+        let patterns = self.catalog.patterns();
+        let mut best: Vec<(usize, regex::Captures<'_>, usize)> = Vec::new();
+        for &pi in &st.candidates {
+            let p = &patterns[pi as usize];
+            let Some(caps) = p.regex.captures(text) else { continue };
+            if p.reject.iter().any(|r| text.contains(r.as_str())) {
+                continue;
+            }
+            let score = caps.iter().filter(|c| c.is_some()).count();
+            match best.iter_mut().find(|(bi, _, _)| patterns[*bi].class == p.class) {
+                Some(b) if score > b.2 => *b = (pi as usize, caps, score),
+                Some(_) => {}
+                None => best.push((pi as usize, caps, score)),
+            }
+        }
+
+        for (pi, caps, _) in &best {
+            let p = &patterns[*pi];
+            let at = caps.get(0).map_or(0, |m| m.start());
+            let li = st.line_at.partition_point(|&s| s <= at).saturating_sub(1);
+            let line = &ev.lines[li];
+            let line_end = text[st.line_at[li]..].find('\n').map_or(text.len(), |e| st.line_at[li] + e);
+            let message = truncate(text[st.line_at[li]..line_end].trim(), MAX_MESSAGE);
+            let origin = line.prefix.origin.or(ev.origin);
+            let location = Location {
+                source: st.source,
+                line: st.counter.line_at(hay, line.start),
+                byte: st.base + line.start as u64,
+                timestamp: line.prefix.timestamp.or_else(|| ev.lines.iter().find_map(|l| l.prefix.timestamp)),
+                rank: match origin {
+                    Some(Origin::Rank(r)) => Some(r),
+                    _ => None,
+                },
+            };
+            let facts = p
+                .regex
+                .capture_names()
+                .flatten()
+                .filter_map(|n| caps.name(n).map(|m| (n, Fact::from_capture(n, m.as_str()))))
+                .collect();
+            let signature = p
+                .signature
+                .iter()
+                .map(|n| caps.name(n).map_or("", |m| m.as_str()))
+                .collect::<Vec<_>>()
+                .join("|");
+            let m = Match {
+                pattern: p,
+                pattern_index: *pi,
+                location,
+                event: ev.kind,
+                event_byte: st.base + ev.start() as u64,
+                message,
+                text,
+                facts,
+                signature,
+            };
+            if !sink.matched(&m)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// Reads until `buf` holds `want` bytes or the stream ends; true at the end.
+fn fill<R: Read>(reader: &mut R, buf: &mut Vec<u8>, want: usize) -> std::io::Result<bool> {
+    let mut chunk = [0u8; 64 << 10];
+    while buf.len() < want {
+        let n = match reader.read(&mut chunk[..(want - buf.len()).min(64 << 10)]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            return Ok(true);
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    Ok(false)
+}
+
+/// The number of lines in a source whose last window is `hay`.
+fn count_lines(counter: &mut LineCounter, hay: &[u8]) -> u64 {
+    let at_end = counter.line_at(hay, hay.len());
+    match hay.last() {
+        None => at_end - 1,
+        Some(b'\n') => at_end - 1,
+        Some(_) => at_end,
+    }
+}
+
+fn truncate(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}

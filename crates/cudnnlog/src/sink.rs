@@ -1,0 +1,135 @@
+//! Where matches go: the [`Sink`] trait and a closure adapter.
+
+use crate::catalog::Pattern;
+use crate::context::{progress_before, Progress};
+use crate::facts::Fact;
+use crate::framer::EventKind;
+use crate::prefix::Timestamp;
+
+/// Where a match is in its source.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    /// Index of the source in the scan (0 for the first file).
+    pub source: usize,
+    /// 1-based line number (lines end at `\n`).
+    pub line: u64,
+    /// Byte offset of the start of that line.
+    pub byte: u64,
+    /// The line's timestamp, when its prefix has one.
+    pub timestamp: Option<Timestamp>,
+    /// The rank that wrote the line, when its prefix names one.
+    pub rank: Option<u32>,
+}
+
+/// One confirmed match of a pattern on an event.
+#[derive(Debug)]
+pub struct Match<'a> {
+    /// The pattern that matched.
+    pub pattern: &'a Pattern,
+    /// Its index in the catalog.
+    pub pattern_index: usize,
+    /// The matched line's location.
+    pub location: Location,
+    /// The shape of the event the match is in.
+    pub event: EventKind,
+    /// Byte offset of the event's first line.
+    pub event_byte: u64,
+    /// The matched line's text (prefixes removed).
+    pub message: &'a str,
+    /// The whole event's text (prefixes removed, lines joined by `\n`).
+    pub text: &'a str,
+    /// The named captures, converted ([`Fact::from_capture`]).
+    pub facts: Vec<(&'a str, Fact)>,
+    /// The value of the pattern's signature captures, joined by `|`.
+    pub signature: String,
+}
+
+/// The bytes a scan is working on, handed to [`Sink::window_end`] so that a
+/// sink can look up context (the step and epoch before an offset) while the
+/// bytes are still there.
+#[derive(Debug)]
+pub struct Window<'a> {
+    pub(crate) hay: &'a [u8],
+    pub(crate) base: u64,
+    pub(crate) source: usize,
+}
+
+impl Window<'_> {
+    /// The source this window belongs to.
+    pub fn source(&self) -> usize {
+        self.source
+    }
+
+    /// True when the absolute byte offset is inside this window.
+    pub fn contains(&self, byte: u64) -> bool {
+        byte >= self.base && byte <= self.base + self.hay.len() as u64
+    }
+
+    /// The training progress (step, epoch) the log reported last before the
+    /// absolute byte offset `byte`; empty when the offset is outside the
+    /// window or no marker is found within 1 MiB before it.
+    pub fn progress_before(&self, byte: u64) -> Progress {
+        if !self.contains(byte) {
+            return Progress::default();
+        }
+        progress_before(self.hay, (byte - self.base) as usize)
+    }
+}
+
+/// Receives matches as a scan finds them.
+///
+/// Modelled on `grep-searcher`'s `Sink`: `matched` returns `Ok(true)` to go
+/// on and `Ok(false)` to stop the scan of the current source early.
+///
+/// ```
+/// use cudnnlog::{Catalog, ScannerBuilder, sink::FnSink};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+/// let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.53 GiB. GPU 0 has a total capacity of 139.80 GiB of which 131.47 GiB is free.\n";
+/// let mut classes = Vec::new();
+/// scanner.scan_slice(0, log, &mut FnSink(|m: &cudnnlog::sink::Match<'_>| {
+///     classes.push(m.pattern.class.clone());
+///     Ok::<bool, cudnnlog::Error>(true)
+/// })).unwrap();
+/// assert_eq!(classes, ["cuda.oom"]);
+/// ```
+pub trait Sink {
+    /// The error a sink may fail with; scan errors convert into it.
+    type Error: From<crate::Error>;
+
+    /// Called for every match, in the order events close (roughly line order;
+    /// interleaved ranks may reorder nearby matches).
+    fn matched(&mut self, m: &Match<'_>) -> Result<bool, Self::Error>;
+
+    /// Called after each window of a source has been scanned, before its
+    /// bytes are released. Default: nothing.
+    fn window_end(&mut self, _window: &Window<'_>) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+/// A sink made from a closure that receives each match.
+pub struct FnSink<F>(pub F);
+
+impl<F, E> Sink for FnSink<F>
+where
+    F: FnMut(&Match<'_>) -> Result<bool, E>,
+    E: From<crate::Error>,
+{
+    type Error = E;
+
+    fn matched(&mut self, m: &Match<'_>) -> Result<bool, E> {
+        (self.0)(m)
+    }
+}
+
+impl<S: Sink + ?Sized> Sink for &mut S {
+    type Error = S::Error;
+
+    fn matched(&mut self, m: &Match<'_>) -> Result<bool, S::Error> {
+        (**self).matched(m)
+    }
+
+    fn window_end(&mut self, window: &Window<'_>) -> Result<(), S::Error> {
+        (**self).window_end(window)
+    }
+}

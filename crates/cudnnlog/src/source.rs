@@ -1,0 +1,56 @@
+//! Sources: how a log's bytes are read.
+
+use memmap2::Mmap;
+use serde::{Deserialize, Serialize};
+use std::fs::{File, Metadata};
+
+/// Whether regular files may be memory-mapped.
+///
+/// As in ripgrep, the default is [`MmapChoice::never`]: mapping a file is
+/// only sound while no one truncates or rewrites it, which the library cannot
+/// promise. A caller that can, or that accepts the risk, opts in with the
+/// `unsafe` [`MmapChoice::auto`]. When mapping fails the scanner silently
+/// reads the file instead.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MmapChoice {
+    enabled: bool,
+}
+
+impl MmapChoice {
+    /// Map regular, non-empty files; stream everything else.
+    ///
+    /// # Safety
+    ///
+    /// The caller promises that no file is truncated or modified while it is
+    /// mapped: if one is, reading it may crash the process (SIGBUS) or show
+    /// inconsistent bytes.
+    pub unsafe fn auto() -> MmapChoice {
+        MmapChoice { enabled: true }
+    }
+
+    /// Never map; always read. The default.
+    pub fn never() -> MmapChoice {
+        MmapChoice { enabled: false }
+    }
+
+    pub(crate) fn open(self, file: &File, meta: &Metadata) -> Option<Mmap> {
+        if !self.enabled || !meta.is_file() || meta.len() == 0 {
+            return None;
+        }
+        // SAFETY: `auto()` passed the promise that the file is not modified
+        // while mapped on to its caller.
+        unsafe { Mmap::map(file) }.ok()
+    }
+}
+
+/// What was read from one source.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceInfo {
+    /// The path as given, `<stdin>` or `<memory>`.
+    pub path: String,
+    /// Bytes read.
+    pub bytes: u64,
+    /// Lines read (a last line without `\n` counts).
+    pub lines: u64,
+}
