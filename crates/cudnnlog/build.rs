@@ -7,7 +7,9 @@
 use std::path::{Path, PathBuf};
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for entry in entries.flatten() {
         let path = entry.path();
         if path.is_dir() {
@@ -29,9 +31,16 @@ fn main() {
     let mut code = String::from("/// Built-in catalog files: (path relative to `patterns/`, contents).\npub static FILES: &[(&str, &str)] = &[\n");
     for f in &files {
         println!("cargo:rerun-if-changed={}", f.display());
-        let rel = f.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/");
+        let rel = f
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
         let abs = f.canonicalize().unwrap();
-        code.push_str(&format!("    ({rel:?}, include_str!({:?})),\n", abs.to_string_lossy()));
+        code.push_str(&format!(
+            "    ({rel:?}, include_str!({:?})),\n",
+            abs.to_string_lossy()
+        ));
     }
     code.push_str("];\n");
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("builtin_catalog.rs");

@@ -1,1 +1,192 @@
-fn main(){}
+//! `cudnnlog`: the command-line front end. Parsing arguments, choosing an
+//! output format and exit code; everything else is the library's.
+
+use anyhow::Context;
+use clap::{Parser, Subcommand, ValueEnum};
+use cudnnlog::report::FindingsSink;
+use cudnnlog::{CatalogBuilder, MmapChoice, Report, ScannerBuilder};
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+mod render;
+
+/// Reads deep-learning training logs and says what went wrong, why, and what to do.
+#[derive(Parser)]
+#[command(name = "cudnnlog", version, about, max_term_width = 100)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Scan logs for cuDNN, CUDA and job failures.
+    ///
+    /// Exit status: 0 when no finding is an error, 1 when one is, 2 on a
+    /// usage or I/O error (the other files are still scanned).
+    Scan(ScanArgs),
+}
+
+#[derive(clap::Args)]
+struct ScanArgs {
+    /// Log files to read; `-` reads standard input.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Add the patterns in this directory to the built-in catalog (a pattern
+    /// with a built-in id replaces it). May be repeated.
+    #[arg(long = "patterns", value_name = "DIR")]
+    patterns: Vec<PathBuf>,
+    /// When to colour the table: auto colours a terminal unless NO_COLOR is set.
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    color: Color,
+    /// Read files instead of memory-mapping them.
+    #[arg(long)]
+    no_mmap: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// Summary table, then causes and remediations for each error.
+    Table,
+    /// One JSON document (schema cudnnlog.report/1).
+    Json,
+    /// One JSON object per line: findings, then a summary.
+    Ndjson,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Scan(args) => scan(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "cudnnlog: {}",
+                render::sanitize(&format!("{err:#}"))
+            );
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+fn scan(args: ScanArgs) -> anyhow::Result<ExitCode> {
+    let mut builder = CatalogBuilder::new();
+    for dir in &args.patterns {
+        builder.add_dir(dir);
+    }
+    let catalog = builder.build().context("cannot load the pattern catalog")?;
+    let scanner = ScannerBuilder::new().build(catalog);
+    let mmap = if args.no_mmap {
+        MmapChoice::never()
+    } else {
+        // SAFETY: a log being appended to while mapped is fine (we see a
+        // prefix); one truncated under us may end the process with SIGBUS.
+        // ripgrep accepts the same trade for its default search.
+        unsafe { MmapChoice::auto() }
+    };
+
+    let mut sink = FindingsSink::new(scanner.catalog());
+    let mut sources = Vec::new();
+    let mut failed = false;
+    for path in &args.files {
+        let index = sources.len();
+        let result = if path.as_os_str() == "-" {
+            scanner.scan_reader(index, "<stdin>", std::io::stdin().lock(), &mut sink)
+        } else {
+            scanner.scan_path(index, path, mmap, &mut sink)
+        };
+        match result {
+            Ok(info) => sources.push(info),
+            Err(err) => {
+                failed = true;
+                writeln!(
+                    std::io::stderr(),
+                    "cudnnlog: {}",
+                    render::sanitize(&err.to_string())
+                )?;
+            }
+        }
+    }
+    let report = sink.into_report(sources);
+
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    match args.format {
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut out, &report)?;
+            writeln!(out)?;
+        }
+        Format::Ndjson => write_ndjson(&mut out, &report)?,
+        Format::Table => {
+            let color = match args.color {
+                Color::Always => true,
+                Color::Never => false,
+                Color::Auto => {
+                    std::io::stdout().is_terminal()
+                        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                        && std::env::var("TERM").map_or(true, |t| t != "dumb")
+                }
+            };
+            render::table(&mut out, &report, scanner.catalog(), color)?;
+        }
+    }
+    out.flush()?;
+    Ok(if failed {
+        ExitCode::from(2)
+    } else if report.primary.is_some() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// One `{"type":"finding",…}` line per finding, then one `{"type":"summary",…}`.
+fn write_ndjson(out: &mut impl Write, report: &Report) -> anyhow::Result<()> {
+    for f in &report.findings {
+        let mut v = serde_json::to_value(f)?;
+        v.as_object_mut()
+            .expect("a finding is an object")
+            .insert("type".into(), "finding".into());
+        serde_json::to_writer(&mut *out, &v)?;
+        writeln!(out)?;
+    }
+    let errors = report
+        .findings
+        .iter()
+        .filter(|f| f.severity == cudnnlog::catalog::Severity::Error)
+        .count();
+    let summary = serde_json::json!({
+        "type": "summary",
+        "schema": report.schema,
+        "sources": report.sources,
+        "environment": report.environment,
+        "primary": report.primary,
+        "findings": report.findings.len(),
+        "errors": errors,
+    });
+    serde_json::to_writer(&mut *out, &summary)?;
+    writeln!(out)?;
+    Ok(())
+}

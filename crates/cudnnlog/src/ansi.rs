@@ -70,7 +70,10 @@ mod tests {
 
     #[test]
     fn strips_colour_cursor_and_osc() {
-        assert_eq!(strip(b"\x1b[1;31mRuntimeError\x1b[0m: x"), b"RuntimeError: x");
+        assert_eq!(
+            strip(b"\x1b[1;31mRuntimeError\x1b[0m: x"),
+            b"RuntimeError: x"
+        );
         assert_eq!(strip(b"a\x1b[2Kb\x1b[1Ac"), b"abc");
         assert_eq!(strip(b"\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\"), b"link");
         assert_eq!(strip(b"keep\x1b"), b"keep");

@@ -30,7 +30,9 @@ const REGEX_SIZE_LIMIT: usize = 1 << 20;
 const MIN_ANCHOR_LEN: usize = 4;
 
 /// How serious a finding is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     /// The run went on: a performance or health warning.
@@ -217,7 +219,10 @@ impl Default for CatalogBuilder {
 impl CatalogBuilder {
     /// A builder that starts from the built-in catalog.
     pub fn new() -> CatalogBuilder {
-        CatalogBuilder { builtin: true, dirs: Vec::new() }
+        CatalogBuilder {
+            builtin: true,
+            dirs: Vec::new(),
+        }
     }
 
     /// Whether to include the built-in catalog. Default: true.
@@ -237,7 +242,11 @@ impl CatalogBuilder {
     pub fn build(&self) -> Result<Catalog, Error> {
         let mut files: Vec<(String, String)> = Vec::new();
         if self.builtin {
-            files.extend(builtin::FILES.iter().map(|(p, c)| (format!("patterns/{p}"), c.to_string())));
+            files.extend(
+                builtin::FILES
+                    .iter()
+                    .map(|(p, c)| (format!("patterns/{p}"), c.to_string())),
+            );
         }
         for dir in &self.dirs {
             let mut paths = Vec::new();
@@ -261,7 +270,10 @@ fn collect_toml(dir: &Path, out: &mut Vec<std::path::PathBuf>) -> Result<(), Err
         source: e,
     })?;
     for entry in entries {
-        let entry = entry.map_err(|e| Error::Io { path: dir.display().to_string(), source: e })?;
+        let entry = entry.map_err(|e| Error::Io {
+            path: dir.display().to_string(),
+            source: e,
+        })?;
         let path = entry.path();
         if path.is_dir() {
             collect_toml(&path, out)?;
@@ -278,7 +290,11 @@ fn file_stem(path: &str) -> &str {
 }
 
 fn bad(file: &str, field: &str, message: impl Into<String>) -> Error {
-    Error::Catalog { file: file.to_string(), field: field.to_string(), message: message.into() }
+    Error::Catalog {
+        file: file.to_string(),
+        field: field.to_string(),
+        message: message.into(),
+    }
 }
 
 /// The field a TOML decoding error is about: named in the message for
@@ -328,27 +344,38 @@ impl Catalog {
         for (name, text) in &files {
             match file_stem(name) {
                 "classes" => {
-                    let f: ClassesFile = toml::from_str(text).map_err(|e| toml_error(name, text, e))?;
+                    let f: ClassesFile =
+                        toml::from_str(text).map_err(|e| toml_error(name, text, e))?;
                     for c in f.class {
                         if c.id.is_empty() || !c.id.contains('.') {
-                            return Err(bad(name, "class.id", format!("class id {:?} must look like `family.name`", c.id)));
+                            return Err(bad(
+                                name,
+                                "class.id",
+                                format!("class id {:?} must look like `family.name`", c.id),
+                            ));
                         }
                         classes.retain(|old| old.id != c.id);
                         classes.push(c);
                     }
                 }
                 "causes" => {
-                    let f: CausesFile = toml::from_str(text).map_err(|e| toml_error(name, text, e))?;
+                    let f: CausesFile =
+                        toml::from_str(text).map_err(|e| toml_error(name, text, e))?;
                     for c in f.cause {
                         if c.remediations.is_empty() {
-                            return Err(bad(name, "cause.remediations", format!("cause {:?} has no remediation", c.id)));
+                            return Err(bad(
+                                name,
+                                "cause.remediations",
+                                format!("cause {:?} has no remediation", c.id),
+                            ));
                         }
                         causes.retain(|old| old.id != c.id);
                         causes.push(c);
                     }
                 }
                 _ => {
-                    let p: PatternFile = toml::from_str(text).map_err(|e| toml_error(name, text, e))?;
+                    let p: PatternFile =
+                        toml::from_str(text).map_err(|e| toml_error(name, text, e))?;
                     // A later file with the same id (a user catalog) replaces an earlier one.
                     raw.retain(|(_, old)| old.id != p.id);
                     raw.push((name.clone(), p));
@@ -361,12 +388,31 @@ impl Catalog {
         for (file, p) in raw {
             patterns.push(validate(&file, p, &class_ids, &cause_ids)?);
         }
-        Ok(Catalog { classes, causes, patterns })
+        Ok(Catalog {
+            classes,
+            causes,
+            patterns,
+        })
     }
 
     /// All patterns, in catalog order (by file path).
     pub fn patterns(&self) -> &[Pattern] {
         &self.patterns
+    }
+
+    /// A copy of this catalog keeping only the patterns with these ids
+    /// (classes and causes are kept whole).
+    pub fn only(&self, ids: &[&str]) -> Catalog {
+        Catalog {
+            classes: self.classes.clone(),
+            causes: self.causes.clone(),
+            patterns: self
+                .patterns
+                .iter()
+                .filter(|p| ids.contains(&p.id.as_str()))
+                .cloned()
+                .collect(),
+        }
     }
 
     /// All classes.
@@ -401,12 +447,24 @@ fn validate(
     classes: &HashSet<&str>,
     causes: &HashSet<&str>,
 ) -> Result<Pattern, Error> {
-    let kebab = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-');
+    let kebab = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
+    };
     if !kebab(&p.id) {
-        return Err(bad(file, "id", format!("{:?} is not a kebab-case id", p.id)));
+        return Err(bad(
+            file,
+            "id",
+            format!("{:?} is not a kebab-case id", p.id),
+        ));
     }
     if file_stem(file) != p.id {
-        return Err(bad(file, "id", format!("id {:?} must equal the file name", p.id)));
+        return Err(bad(
+            file,
+            "id",
+            format!("id {:?} must equal the file name", p.id),
+        ));
     }
     if !classes.contains(p.class.as_str()) {
         return Err(bad(file, "class", format!("unknown class {:?}", p.class)));
@@ -415,9 +473,17 @@ fn validate(
         return Err(bad(file, "anchors", "a pattern needs at least one anchor"));
     }
     if let Some(a) = p.anchors.iter().find(|a| a.len() < MIN_ANCHOR_LEN) {
-        return Err(bad(file, "anchors", format!("anchor {a:?} is shorter than {MIN_ANCHOR_LEN} bytes")));
+        return Err(bad(
+            file,
+            "anchors",
+            format!("anchor {a:?} is shorter than {MIN_ANCHOR_LEN} bytes"),
+        ));
     }
-    if let Some(a) = p.anchors.iter().find(|a| a.contains('\n') || a.contains('\r')) {
+    if let Some(a) = p
+        .anchors
+        .iter()
+        .find(|a| a.contains('\n') || a.contains('\r'))
+    {
         return Err(bad(file, "anchors", format!("anchor {a:?} spans lines")));
     }
     let regex = regex::RegexBuilder::new(&p.regex)
@@ -426,22 +492,38 @@ fn validate(
         .map_err(|e| bad(file, "regex", e.to_string()))?;
     let names: HashSet<&str> = regex.capture_names().flatten().collect();
     if let Some(s) = p.signature.iter().find(|s| !names.contains(s.as_str())) {
-        return Err(bad(file, "signature", format!("{s:?} is not a named group of the regex")));
+        return Err(bad(
+            file,
+            "signature",
+            format!("{s:?} is not a named group of the regex"),
+        ));
     }
     for c in &p.causes {
         if !causes.contains(c.id.as_str()) {
             return Err(bad(file, "causes.id", format!("unknown cause {:?}", c.id)));
         }
         if !(c.prior > 0.0 && c.prior <= 1.0) {
-            return Err(bad(file, "causes.prior", format!("prior {} of {:?} is not in (0, 1]", c.prior, c.id)));
+            return Err(bad(
+                file,
+                "causes.prior",
+                format!("prior {} of {:?} is not in (0, 1]", c.prior, c.id),
+            ));
         }
     }
     if p.examples.is_empty() {
-        return Err(bad(file, "examples", "a pattern needs at least one example"));
+        return Err(bad(
+            file,
+            "examples",
+            "a pattern needs at least one example",
+        ));
     }
     for ex in &p.examples {
         if let Some(k) = ex.facts.keys().find(|k| !names.contains(k.as_str())) {
-            return Err(bad(file, "examples.facts", format!("{k:?} is not a named group of the regex")));
+            return Err(bad(
+                file,
+                "examples.facts",
+                format!("{k:?} is not a named group of the regex"),
+            ));
         }
     }
     let mut causes_sorted = p.causes;
@@ -490,7 +572,8 @@ pub(crate) fn anchor_table(patterns: &[Pattern]) -> (Vec<String>, Vec<Vec<u32>>)
 mod tests {
     use super::*;
 
-    const CLASSES: &str = "[[class]]\nid = \"cuda.oom\"\nfamily = \"cuda\"\ntitle = \"t\"\nsummary = \"s\"\n";
+    const CLASSES: &str =
+        "[[class]]\nid = \"cuda.oom\"\nfamily = \"cuda\"\ntitle = \"t\"\nsummary = \"s\"\n";
     const CAUSES: &str = "[[cause]]\nid = \"memory_pressure\"\ntitle = \"t\"\nwhat = \"w\"\nremediations = [\"r\"]\n";
 
     fn pattern(extra: &str) -> String {
@@ -530,22 +613,63 @@ mod tests {
 
     #[test]
     fn errors_name_file_and_field() {
-        assert_eq!(field_of(load(pattern("").replace("regex = 'out of memory'", "regex = '(unclosed'"))), ("dir/x-oom.toml".into(), "regex".into()));
-        assert_eq!(field_of(load(pattern("").replace("cuda.oom", "cuda.nope"))).1, "class");
-        assert_eq!(field_of(load(pattern("").replace("\"out of memory\"", "\"oom\""))).1, "anchors");
-        assert_eq!(field_of(load(pattern("").replace("severity = \"error\"", "severity = \"fatal\""))).1, "severity");
-        assert_eq!(field_of(load(pattern("").replace("since = \"0.1.0\"\n", ""))).1, "since");
+        assert_eq!(
+            field_of(load(
+                pattern("").replace("regex = 'out of memory'", "regex = '(unclosed'")
+            )),
+            ("dir/x-oom.toml".into(), "regex".into())
+        );
+        assert_eq!(
+            field_of(load(pattern("").replace("cuda.oom", "cuda.nope"))).1,
+            "class"
+        );
+        assert_eq!(
+            field_of(load(pattern("").replace("\"out of memory\"", "\"oom\""))).1,
+            "anchors"
+        );
+        assert_eq!(
+            field_of(load(
+                pattern("").replace("severity = \"error\"", "severity = \"fatal\"")
+            ))
+            .1,
+            "severity"
+        );
+        assert_eq!(
+            field_of(load(pattern("").replace("since = \"0.1.0\"\n", ""))).1,
+            "since"
+        );
         assert_eq!(field_of(load(pattern("bogus = 1"))).1, "bogus");
-        assert_eq!(field_of(load(pattern("signature = [\"nope\"]"))).1, "signature");
-        assert_eq!(field_of(load(pattern("[[causes]]\nid = \"nope\"\nprior = 0.5"))).1, "causes.id");
-        assert_eq!(field_of(load(pattern("[[causes]]\nid = \"memory_pressure\"\nprior = 2.0"))).1, "causes.prior");
-        assert_eq!(field_of(load(pattern("").replace("id = \"x-oom\"", "id = \"other\""))).1, "id");
+        assert_eq!(
+            field_of(load(pattern("signature = [\"nope\"]"))).1,
+            "signature"
+        );
+        assert_eq!(
+            field_of(load(pattern("[[causes]]\nid = \"nope\"\nprior = 0.5"))).1,
+            "causes.id"
+        );
+        assert_eq!(
+            field_of(load(pattern(
+                "[[causes]]\nid = \"memory_pressure\"\nprior = 2.0"
+            )))
+            .1,
+            "causes.prior"
+        );
+        assert_eq!(
+            field_of(load(
+                pattern("").replace("id = \"x-oom\"", "id = \"other\"")
+            ))
+            .1,
+            "id"
+        );
         assert_eq!(field_of(load("not toml [".into())).0, "dir/x-oom.toml");
     }
 
     #[test]
     fn regex_size_is_limited() {
-        let huge = pattern("").replace("regex = 'out of memory'", "regex = '(?:out of memory\\w{1000}){1000}'");
+        let huge = pattern("").replace(
+            "regex = 'out of memory'",
+            "regex = '(?:out of memory\\w{1000}){1000}'",
+        );
         let (_, field) = field_of(load(huge));
         assert_eq!(field, "regex");
     }

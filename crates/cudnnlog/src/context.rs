@@ -43,8 +43,10 @@ pub struct Progress {
 fn marker() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"(?i)(?:\b|_)(epoch|step|iter|iteration)\b[ \t]*[:=#]?[ \t]*\[?[ \t]*(\d{1,12})\b")
-            .expect("step marker regex")
+        Regex::new(
+            r"(?i)(?:\b|_)(epoch|step|iter|iteration)\b[ \t]*[:=#]?[ \t]*\[?[ \t]*(\d{1,12})\b",
+        )
+        .expect("step marker regex")
     })
 }
 
@@ -81,6 +83,35 @@ pub(crate) fn progress_before(hay: &[u8], offset: usize) -> Progress {
     progress_of(&span[start..end])
 }
 
+/// How many lines back to look for a timestamp.
+const TIMESTAMP_LOOKBACK: usize = 256;
+
+/// The timestamp of the nearest line before `offset` whose prefix has one,
+/// looking back at most 256 lines.
+pub(crate) fn timestamp_before(hay: &[u8], offset: usize) -> Option<crate::prefix::Timestamp> {
+    let mut end = offset;
+    for _ in 0..TIMESTAMP_LOOKBACK {
+        if end == 0 {
+            return None;
+        }
+        let start = memchr::memrchr(b'\n', &hay[..end - 1]).map_or(0, |p| p + 1);
+        let line = &hay[start..end - 1];
+        let line = &line[..line.len().min(256)];
+        let ts = if crate::ansi::has_escape(line) {
+            let mut clean = Vec::new();
+            crate::ansi::strip_into(line, &mut clean);
+            crate::prefix::parse_prefix(&clean).timestamp
+        } else {
+            crate::prefix::parse_prefix(line).timestamp
+        };
+        if ts.is_some() {
+            return ts;
+        }
+        end = start;
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,13 +128,28 @@ mod tests {
 
     #[test]
     fn markers() {
-        assert_eq!(progress_of(b"Epoch [3/10] Step: 120 loss 1.0").epoch, Some(3));
-        assert_eq!(progress_of(b"Epoch [3/10] Step: 120 loss 1.0").step, Some(120));
+        assert_eq!(
+            progress_of(b"Epoch [3/10] Step: 120 loss 1.0").epoch,
+            Some(3)
+        );
+        assert_eq!(
+            progress_of(b"Epoch [3/10] Step: 120 loss 1.0").step,
+            Some(120)
+        );
         assert_eq!(progress_of(b"global_step=77").step, Some(77));
-        assert_eq!(progress_of(b"Gradient overflow. Skipping step, loss scaler 0").step, None);
+        assert_eq!(
+            progress_of(b"Gradient overflow. Skipping step, loss scaler 0").step,
+            None
+        );
         assert_eq!(progress_of(b"iteration 500 done").step, Some(500));
         let hay = b"epoch 1 step 4 ok\nscaler.step(opt)\nTraceback\n";
         assert_eq!(progress_before(hay, hay.len()).step, Some(4));
         assert_eq!(progress_before(b"nothing here", 12), Progress::default());
+        let hay = b"2026-11-29 19:41:04,724 INFO x\nTraceback\n  File\nValueError\n";
+        assert_eq!(
+            timestamp_before(hay, 41).unwrap().to_string(),
+            "2026-11-29T19:41:04.724"
+        );
+        assert_eq!(timestamp_before(hay, 0), None);
     }
 }

@@ -6,8 +6,9 @@ use crate::facts::{human_bytes, Fact};
 use crate::report::RankedCause;
 use std::collections::BTreeMap;
 
-/// How many causes contribute remediations.
+/// How many causes contribute remediations, and how likely they must be.
 const REMEDIATION_CAUSES: usize = 3;
+const REMEDIATION_CONFIDENCE: f64 = 0.15;
 
 struct Weighing {
     id: String,
@@ -38,7 +39,11 @@ pub(crate) fn rank_causes(
     let mut ws: Vec<Weighing> = pattern
         .causes
         .iter()
-        .map(|c| Weighing { id: c.id.clone(), weight: c.prior, evidence: Vec::new() })
+        .map(|c| Weighing {
+            id: c.id.clone(),
+            weight: c.prior,
+            evidence: Vec::new(),
+        })
         .collect();
     weigh_memory(&mut ws, facts);
 
@@ -59,7 +64,11 @@ pub(crate) fn rank_causes(
         .collect();
 
     let mut remediations: Vec<String> = pattern.remediations.clone();
-    for w in ws.iter().take(REMEDIATION_CAUSES) {
+    for w in ws
+        .iter()
+        .take(REMEDIATION_CAUSES)
+        .filter(|w| w.weight >= REMEDIATION_CONFIDENCE)
+    {
         if let Some(c) = catalog.cause(&w.id) {
             for r in &c.remediations {
                 if !remediations.contains(r) {
@@ -75,13 +84,19 @@ fn entry<'a>(ws: &'a mut Vec<Weighing>, id: &str) -> &'a mut Weighing {
     if let Some(i) = ws.iter().position(|w| w.id == id) {
         return &mut ws[i];
     }
-    ws.push(Weighing { id: id.to_string(), weight: 0.05, evidence: Vec::new() });
+    ws.push(Weighing {
+        id: id.to_string(),
+        weight: 0.05,
+        evidence: Vec::new(),
+    });
     ws.last_mut().expect("just pushed")
 }
 
 /// Evidence from an out-of-memory message's numbers.
 fn weigh_memory(ws: &mut Vec<Weighing>, facts: &BTreeMap<String, Fact>) {
-    let Some(req) = bytes(facts, "requested_bytes") else { return };
+    let Some(req) = bytes(facts, "requested_bytes") else {
+        return;
+    };
     let total = bytes(facts, "total_bytes");
     let free = bytes(facts, "free_bytes");
     let allowed = bytes(facts, "allowed_bytes");
@@ -93,7 +108,11 @@ fn weigh_memory(ws: &mut Vec<Weighing>, facts: &BTreeMap<String, Fact>) {
         if req > t {
             entry(ws, "code_bug").scale(
                 20.0,
-                Some(format!("requested {} in one allocation, more than the GPU's whole {}", h(req), h(t))),
+                Some(format!(
+                    "requested {} in one allocation, more than the GPU's whole {}",
+                    h(req),
+                    h(t)
+                )),
             );
         }
     }
@@ -101,23 +120,38 @@ fn weigh_memory(ws: &mut Vec<Weighing>, facts: &BTreeMap<String, Fact>) {
         if req > a {
             entry(ws, "input_shape").scale(
                 6.0,
-                Some(format!("one allocation of {} exceeds the {} the process may use at all", h(req), h(a))),
+                Some(format!(
+                    "one allocation of {} exceeds the {} the process may use at all",
+                    h(req),
+                    h(a)
+                )),
             );
         }
         entry(ws, "memory_pressure").scale(
             2.0,
-            Some(format!("requested {} with {} allowed to the process (a per-process cap)", h(req), h(a))),
+            Some(format!(
+                "requested {} with {} allowed to the process (a per-process cap)",
+                h(req),
+                h(a)
+            )),
         );
     } else if let Some(f) = free {
         if f < req {
-            entry(ws, "memory_pressure").scale(2.0, Some(format!("requested {} with only {} free", h(req), h(f))));
+            entry(ws, "memory_pressure").scale(
+                2.0,
+                Some(format!("requested {} with only {} free", h(req), h(f))),
+            );
         }
     }
     if let Some(u) = unalloc {
         if u >= req || (u as f64) >= 0.25 * allowed.or(total).unwrap_or(u64::MAX) as f64 {
             entry(ws, "fragmentation").scale(
                 4.0,
-                Some(format!("{} reserved by the allocator but unallocated (the request was {})", h(u), h(req))),
+                Some(format!(
+                    "{} reserved by the allocator but unallocated (the request was {})",
+                    h(u),
+                    h(req)
+                )),
             );
         } else if (u as f64) < 0.05 * req as f64 {
             entry(ws, "fragmentation").scale(0.2, None);
@@ -128,7 +162,11 @@ fn weigh_memory(ws: &mut Vec<Weighing>, facts: &BTreeMap<String, Fact>) {
         if others > (1u64 << 30).max(t / 20) {
             entry(ws, "foreign_process").scale(
                 5.0,
-                Some(format!("other processes hold about {} of the GPU's {}", h(others), h(t))),
+                Some(format!(
+                    "other processes hold about {} of the GPU's {}",
+                    h(others),
+                    h(t)
+                )),
             );
         } else {
             entry(ws, "foreign_process").scale(0.2, None);

@@ -84,7 +84,13 @@ impl Event<'_> {
 
     /// Writes the event's text into `out`: line bodies joined by `\n`, invalid
     /// UTF-8 replaced. `line_at` receives each line's offset within `out`.
-    pub fn text_into(&self, hay: &[u8], out: &mut String, line_at: &mut Vec<usize>, scratch: &mut Vec<u8>) {
+    pub fn text_into(
+        &self,
+        hay: &[u8],
+        out: &mut String,
+        line_at: &mut Vec<usize>,
+        scratch: &mut Vec<u8>,
+    ) {
         out.clear();
         line_at.clear();
         for (i, line) in self.lines.iter().enumerate() {
@@ -189,7 +195,11 @@ fn is_warning_line(body: &[u8]) -> bool {
     let Some(before) = before.strip_suffix(b": ") else {
         return false;
     };
-    let digits = before.iter().rev().take_while(|c| c.is_ascii_digit()).count();
+    let digits = before
+        .iter()
+        .rev()
+        .take_while(|c| c.is_ascii_digit())
+        .count();
     digits > 0 && before[..before.len() - digits].ends_with(b":")
 }
 
@@ -200,10 +210,14 @@ enum State {
     Pending,
     Frames,
     Message,
-    AfterBlank { kept: usize },
+    AfterBlank {
+        kept: usize,
+    },
     Chained,
     SummaryHead,
-    Summary { rules: u8 },
+    Summary {
+        rules: u8,
+    },
     Warning,
     Cxx,
 }
@@ -254,7 +268,12 @@ impl Framer {
             };
             let prefix = parse_prefix(text);
             let body = &text[prefix.body..];
-            let line = Line { start, end, prefix, has_escape };
+            let line = Line {
+                start,
+                end,
+                prefix,
+                has_escape,
+            };
             self.push_line(line, shape(body), body, emit);
             self.scratch = scratch;
         }
@@ -314,7 +333,13 @@ impl Framer {
         };
         let mut lines = self.pool.pop().unwrap_or_default();
         lines.push(line);
-        self.open.push(Open { origin, kind, state, lines, count: 0 });
+        self.open.push(Open {
+            origin,
+            kind,
+            state,
+            lines,
+            count: 0,
+        });
     }
 
     fn advance(&mut self, idx: usize, line: &Line, sh: Shape, body: &[u8]) -> Step {
@@ -355,7 +380,9 @@ impl Framer {
                     Step::Keep
                 }
                 Shape::Blank => {
-                    o.state = State::AfterBlank { kept: o.lines.len() };
+                    o.state = State::AfterBlank {
+                        kept: o.lines.len(),
+                    };
                     push(o);
                     Step::Keep
                 }
@@ -450,10 +477,19 @@ impl Framer {
             open.lines.truncate(kept);
         }
         // Trailing blank lines belong to no event.
-        while open.lines.len() > 1 && open.lines.last().is_some_and(|l| l.end - l.start <= l.prefix.body) {
+        while open.lines.len() > 1
+            && open
+                .lines
+                .last()
+                .is_some_and(|l| l.end - l.start <= l.prefix.body)
+        {
             open.lines.pop();
         }
-        emit(&Event { kind: open.kind, origin: open.origin, lines: &open.lines });
+        emit(&Event {
+            kind: open.kind,
+            origin: open.origin,
+            lines: &open.lines,
+        });
         open.lines.clear();
         self.pool.push(open.lines);
     }
@@ -469,7 +505,11 @@ mod tests {
         let mut out = Vec::new();
         let mut f = Framer::new();
         f.frame(hay, 0..hay.len(), &mut |ev: &Event<'_>| {
-            let lines: Vec<String> = ev.lines.iter().map(|l| String::from_utf8_lossy(&hay[l.start..l.end]).into_owned()).collect();
+            let lines: Vec<String> = ev
+                .lines
+                .iter()
+                .map(|l| String::from_utf8_lossy(&hay[l.start..l.end]).into_owned())
+                .collect();
             out.push((ev.start(), (ev.kind, ev.origin, lines)));
         });
         out.sort_by_key(|e| e.0);
@@ -477,7 +517,10 @@ mod tests {
     }
 
     fn kinds(log: &str) -> Vec<(EventKind, usize)> {
-        frame(log).into_iter().map(|(k, _, l)| (k, l.len())).collect()
+        frame(log)
+            .into_iter()
+            .map(|(k, _, l)| (k, l.len()))
+            .collect()
     }
 
     #[test]
@@ -501,7 +544,14 @@ For debugging consider passing CUDA_LAUNCH_BLOCKING=1
 
 2026-11-29 19:42:16,000 INFO train: next
 ";
-        assert_eq!(kinds(log), [(EventKind::Line, 1), (EventKind::Traceback, 7), (EventKind::Line, 1)]);
+        assert_eq!(
+            kinds(log),
+            [
+                (EventKind::Line, 1),
+                (EventKind::Traceback, 7),
+                (EventKind::Line, 1)
+            ]
+        );
     }
 
     #[test]
@@ -527,7 +577,10 @@ next line of output
     #[test]
     fn blank_line_without_chain_ends_the_traceback() {
         let log = "Traceback (most recent call last):\n  File \"a.py\", line 1\nValueError: x\n\nEpoch 3 starting\n";
-        assert_eq!(kinds(log), [(EventKind::Traceback, 3), (EventKind::Line, 1)]);
+        assert_eq!(
+            kinds(log),
+            [(EventKind::Traceback, 3), (EventKind::Line, 1)]
+        );
     }
 
     #[test]
@@ -570,7 +623,10 @@ frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x9d (0x7f6048d7
 ";
         let ev = frame(log);
         assert_eq!(ev.len(), 2, "{ev:?}");
-        assert_eq!((ev[0].0, ev[0].1, ev[0].2.len()), (EventKind::CxxException, Some(Origin::Rank(0)), 4));
+        assert_eq!(
+            (ev[0].0, ev[0].1, ev[0].2.len()),
+            (EventKind::CxxException, Some(Origin::Rank(0)), 4)
+        );
         assert_eq!((ev[1].0, ev[1].2.len()), (EventKind::CxxException, 4));
     }
 
@@ -582,7 +638,14 @@ frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x9d (0x7f6048d7
 2026-11-29 19:41:01,366 INFO train: epoch 0 step 0
 <frozen runpy>:128: RuntimeWarning: 'torch.utils.collect_env' found in sys.modules
 ";
-        assert_eq!(kinds(log), [(EventKind::Warning, 2), (EventKind::Line, 1), (EventKind::Warning, 1)]);
+        assert_eq!(
+            kinds(log),
+            [
+                (EventKind::Warning, 2),
+                (EventKind::Line, 1),
+                (EventKind::Warning, 1)
+            ]
+        );
     }
 
     #[test]
@@ -630,13 +693,31 @@ after
             ev.text_into(hay, &mut t, &mut at, &mut s);
             texts.push(t);
         });
-        assert_eq!(texts, ["Traceback (most recent call last):\n  File \"a.py\", line 1\nValueError: x"]);
+        assert_eq!(
+            texts,
+            ["Traceback (most recent call last):\n  File \"a.py\", line 1\nValueError: x"]
+        );
     }
 
     #[test]
     fn garbage_never_panics() {
         let mut seed = 0x9e3779b97f4a7c15u64;
-        let alphabet: &[&[u8]] = &[b"\n", b"\r", b" ", b"Traceback (most recent call last):", b"[rank1]:", b"=========================", b"frame #0: x", b"Exception raised from x", b"\x1b[", b"\xff\xfe", b"\0", b"x.py:1: UserWarning: y", b"FAILED", b"  what():"];
+        let alphabet: &[&[u8]] = &[
+            b"\n",
+            b"\r",
+            b" ",
+            b"Traceback (most recent call last):",
+            b"[rank1]:",
+            b"=========================",
+            b"frame #0: x",
+            b"Exception raised from x",
+            b"\x1b[",
+            b"\xff\xfe",
+            b"\0",
+            b"x.py:1: UserWarning: y",
+            b"FAILED",
+            b"  what():",
+        ];
         for _ in 0..2000 {
             let mut hay = Vec::new();
             for _ in 0..(seed % 40) {

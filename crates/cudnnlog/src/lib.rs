@@ -34,6 +34,7 @@
 
 pub mod ansi;
 pub mod catalog;
+pub mod check;
 pub mod context;
 mod diagnose;
 mod error;

@@ -208,8 +208,17 @@ fn origin(i: &[u8]) -> Res<'_, Origin> {
         ),
         map(
             terminated(
-                delimited(char('['), terminated(digits, pair(char(','), digits)), char(']')),
-                tuple((char('<'), take_while1(|c: u8| c.is_ascii_alphabetic()), tag(">:"), opt(char(' ')))),
+                delimited(
+                    char('['),
+                    terminated(digits, pair(char(','), digits)),
+                    char(']'),
+                ),
+                tuple((
+                    char('<'),
+                    take_while1(|c: u8| c.is_ascii_alphabetic()),
+                    tag(">:"),
+                    opt(char(' ')),
+                )),
             ),
             |d| Origin::Rank(parse_u64(d) as u32),
         ),
@@ -221,7 +230,8 @@ fn origin(i: &[u8]) -> Res<'_, Origin> {
 /// the rank, so the process (host and pid) identifies the writer. The body
 /// keeps the `NCCL …` text.
 fn nccl_origin(i: &[u8]) -> Res<'_, Origin> {
-    let host = take_while1(|c: u8| c.is_ascii_alphanumeric() || c == b'-' || c == b'.' || c == b'_');
+    let host =
+        take_while1(|c: u8| c.is_ascii_alphanumeric() || c == b'-' || c == b'.' || c == b'_');
     let (rest, (hp, _)) = pair(
         recognize(tuple((host, char(':'), digits))),
         tuple((char(':'), digits, char(' '), char('['), digits, tag("] "))),
@@ -244,7 +254,14 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 
 fn hms(i: &[u8]) -> Res<'_, (u32, u32, u32, Option<(u64, u8)>)> {
     map(
-        tuple((num_n(2), char(':'), num_n(2), char(':'), num_n(2), opt(frac))),
+        tuple((
+            num_n(2),
+            char(':'),
+            num_n(2),
+            char(':'),
+            num_n(2),
+            opt(frac),
+        )),
         |(h, _, m, _, s, f)| (h, m, s, f),
     )(i)
 }
@@ -270,7 +287,16 @@ fn iso(i: &[u8]) -> Res<'_, Timestamp> {
         recognize(tuple((one_of("+-"), num_n(2), opt(char(':')), num_n(2)))),
     ));
     map(
-        tuple((num_n(4), char('-'), num_n(2), char('-'), num_n(2), one_of("T "), hms, opt(zone))),
+        tuple((
+            num_n(4),
+            char('-'),
+            num_n(2),
+            char('-'),
+            num_n(2),
+            one_of("T "),
+            hms,
+            opt(zone),
+        )),
         |(y, _, mo, _, d, _, t, _)| make_ts(Some(y), mo, d, t),
     )(i)
 }
@@ -279,17 +305,31 @@ fn iso(i: &[u8]) -> Res<'_, Timestamp> {
 /// dmesg uptime `[ 4821.553190]`.
 fn timestamp_field(i: &[u8]) -> Res<'_, Timestamp> {
     alt((
-        terminated(delimited(char('['), iso, char(']')), pair(opt(char(':')), spaces)),
-        terminated(iso, pair(opt(alt((tag(" -"), tag(" |"), tag(":")))), spaces)),
+        terminated(
+            delimited(char('['), iso, char(']')),
+            pair(opt(char(':')), spaces),
+        ),
+        terminated(
+            iso,
+            pair(opt(alt((tag(" -"), tag(" |"), tag(":")))), spaces),
+        ),
         terminated(dmesg, spaces),
     ))(i)
 }
 
 fn dmesg(i: &[u8]) -> Res<'_, Timestamp> {
     map(
-        delimited(pair(char('['), spaces), pair(digits, preceded(char('.'), digits)), char(']')),
+        delimited(
+            pair(char('['), spaces),
+            pair(digits, preceded(char('.'), digits)),
+            char(']'),
+        ),
         |(s, f): (&[u8], &[u8])| Timestamp {
-            uptime: Some((parse_u64(s), parse_u64(&f[..f.len().min(18)]), f.len().min(18) as u8)),
+            uptime: Some((
+                parse_u64(s),
+                parse_u64(&f[..f.len().min(18)]),
+                f.len().min(18) as u8,
+            )),
             ..Timestamp::default()
         },
     )(i)
@@ -330,7 +370,10 @@ fn tf_header(i: &[u8]) -> Res<'_, (Timestamp, Level)> {
         ))),
         pair(char(']'), spaces),
     )(r)?;
-    Ok((r, (ts, Level::from_letter(lvl as u8).unwrap_or(Level::Info))))
+    Ok((
+        r,
+        (ts, Level::from_letter(lvl as u8).unwrap_or(Level::Info)),
+    ))
 }
 
 /// `INFO`, `[WARNING]`, `ERROR:`, `| ERROR |` …, followed by a separator.
@@ -352,7 +395,10 @@ fn level_word(i: &[u8]) -> Res<'_, Level> {
     ))(i)?;
     // The word must stand alone: `INFO:`, `INFO -`, `INFO train`, not `INFORMATION`.
     let (r, _) = alt((
-        recognize(pair(opt(char(':')), take_while1(|c: u8| c == b' ' || c == b'\t'))),
+        recognize(pair(
+            opt(char(':')),
+            take_while1(|c: u8| c == b' ' || c == b'\t'),
+        )),
         recognize(char(':')),
     ))(r)?;
     let (r, _) = opt(pair(tag("- "), spaces))(r)?;
@@ -378,7 +424,8 @@ mod tests {
 
     #[test]
     fn iso_with_zone_and_brackets() {
-        let (b, p) = body("[2026-11-29 19:42:50] vm:834:834 [0] init.cc:904 NCCL WARN Duplicate GPU");
+        let (b, p) =
+            body("[2026-11-29 19:42:50] vm:834:834 [0] init.cc:904 NCCL WARN Duplicate GPU");
         assert_eq!(b, "init.cc:904 NCCL WARN Duplicate GPU");
         assert_eq!(p.timestamp.unwrap().to_string(), "2026-11-29T19:42:50");
         assert!(matches!(p.origin, Some(Origin::Process(_))));
@@ -392,11 +439,15 @@ mod tests {
         let (b, p) = body("E1129 19:46:54.456820794 12345 file.cc:689] Something failed");
         assert_eq!(b, "Something failed");
         assert_eq!(p.level, Some(Level::Error));
-        assert_eq!(p.timestamp.unwrap().to_string(), "--11-29T19:46:54.456820794");
+        assert_eq!(
+            p.timestamp.unwrap().to_string(),
+            "--11-29T19:46:54.456820794"
+        );
         let (b, p) = body("W1129 19:42:45.975000 812 torch/distributed/run.py:851] ****");
         assert_eq!(b, "****");
         assert_eq!(p.level, Some(Level::Warning));
-        let (b, p) = body("[rank1]:[W1129 19:42:50.620559165 ProcessGroupNCCL.cpp:1575] Warning: x");
+        let (b, p) =
+            body("[rank1]:[W1129 19:42:50.620559165 ProcessGroupNCCL.cpp:1575] Warning: x");
         assert_eq!(b, "Warning: x");
         assert_eq!(p.origin, Some(Origin::Rank(1)));
     }
@@ -406,13 +457,20 @@ mod tests {
         let (b, p) = body("2023-01-01 12:00:00.123456: E tensorflow/stream_executor/cuda/cuda_dnn.cc:329] Could not create cudnn handle");
         assert_eq!(b, "Could not create cudnn handle");
         assert_eq!(p.level, Some(Level::Error));
-        assert_eq!(p.timestamp.unwrap().to_string(), "2023-01-01T12:00:00.123456");
+        assert_eq!(
+            p.timestamp.unwrap().to_string(),
+            "2023-01-01T12:00:00.123456"
+        );
     }
 
     #[test]
     fn dmesg_uptime() {
-        let (b, p) = body("[ 4821.553190] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.");
-        assert_eq!(b, "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.");
+        let (b, p) =
+            body("[ 4821.553190] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.");
+        assert_eq!(
+            b,
+            "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus."
+        );
         assert_eq!(p.timestamp.unwrap().to_string(), "+4821.553190s");
     }
 
@@ -435,7 +493,10 @@ mod tests {
         let a = parse_prefix(b"vm:833:833 [0] NCCL INFO Using network Socket");
         let b = parse_prefix(b"vm:834:834 [0] NCCL INFO Using network Socket");
         assert_ne!(a.origin, b.origin);
-        assert_eq!(&b"vm:833:833 [0] NCCL INFO Using network Socket"[a.body..], b"NCCL INFO Using network Socket");
+        assert_eq!(
+            &b"vm:833:833 [0] NCCL INFO Using network Socket"[a.body..],
+            b"NCCL INFO Using network Socket"
+        );
     }
 
     #[test]

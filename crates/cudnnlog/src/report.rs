@@ -21,7 +21,7 @@
 //!     "last":  {"source": 0, "line": 31, "byte": 1722},
 //!     "ranks": [],
 //!     "message": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.53 GiB. …",
-//!     "facts": {"requested_bytes": 1642824581, "exception": "torch.OutOfMemoryError"},
+//!     "facts": {"requested_bytes": 1642824991, "exception": "torch.OutOfMemoryError"},
 //!     "causes": [{"id": "memory_pressure", "confidence": 0.62,
 //!                 "evidence": ["requested 1.53 GiB with 8.39 GiB allowed to the process"]}],
 //!     "remediations": ["…"]
@@ -167,7 +167,11 @@ pub struct FindingsSink<'c> {
 impl<'c> FindingsSink<'c> {
     /// An empty aggregator for matches of `catalog`'s patterns.
     pub fn new(catalog: &'c Catalog) -> FindingsSink<'c> {
-        FindingsSink { catalog, index: HashMap::new(), accs: Vec::new() }
+        FindingsSink {
+            catalog,
+            index: HashMap::new(),
+            accs: Vec::new(),
+        }
     }
 
     /// Builds the report for the sources scanned into this sink.
@@ -181,7 +185,9 @@ impl<'c> FindingsSink<'c> {
                 let pattern = &catalog.patterns()[a.pattern];
                 let (causes, remediations) = rank_causes(catalog, pattern, &a.facts);
                 Finding {
-                    title: catalog.class(&a.class).map_or_else(String::new, |c| c.title.clone()),
+                    title: catalog
+                        .class(&a.class)
+                        .map_or_else(String::new, |c| c.title.clone()),
                     class: a.class,
                     severity: a.severity,
                     pattern: pattern.id.clone(),
@@ -196,8 +202,17 @@ impl<'c> FindingsSink<'c> {
                 }
             })
             .collect();
-        let primary = findings.iter().find(|f| f.severity == Severity::Error).map(|f| f.class.clone());
-        Report { schema: SCHEMA.to_string(), sources, environment: BTreeMap::new(), primary, findings }
+        let primary = findings
+            .iter()
+            .find(|f| f.severity == Severity::Error)
+            .map(|f| f.class.clone());
+        Report {
+            schema: SCHEMA.to_string(),
+            sources,
+            environment: BTreeMap::new(),
+            primary,
+            findings,
+        }
     }
 }
 
@@ -219,7 +234,12 @@ impl Sink for FindingsSink<'_> {
 
     fn matched(&mut self, m: &Match<'_>) -> Result<bool, crate::Error> {
         let key = (m.pattern.class.clone(), m.signature.clone());
-        let facts = || m.facts.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        let facts = || {
+            m.facts
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect()
+        };
         let pos = (m.location.source, m.location.byte);
         match self.index.get(&key) {
             None => {
@@ -264,11 +284,16 @@ impl Sink for FindingsSink<'_> {
 
     fn window_end(&mut self, w: &Window<'_>) -> Result<(), crate::Error> {
         for a in &mut self.accs {
-            if a.first.source == w.source() && a.first_progress.is_none() && w.contains(a.first_event) {
-                a.first_progress = Some(w.progress_before(a.first_event));
-            }
-            if a.last.source == w.source() && a.last_progress.is_none() && w.contains(a.last_event) {
-                a.last_progress = Some(w.progress_before(a.last_event));
+            for (loc, event, progress) in [
+                (&mut a.first, a.first_event, &mut a.first_progress),
+                (&mut a.last, a.last_event, &mut a.last_progress),
+            ] {
+                if loc.source == w.source() && progress.is_none() && w.contains(event) {
+                    *progress = Some(w.progress_before(event));
+                    if loc.timestamp.is_none() {
+                        loc.timestamp = w.timestamp_before(event);
+                    }
+                }
             }
         }
         Ok(())

@@ -61,7 +61,13 @@ impl Default for ScannerBuilder {
 impl ScannerBuilder {
     /// A builder with the default configuration.
     pub fn new() -> ScannerBuilder {
-        ScannerBuilder { config: Config { back: 256 << 10, forward: 64 << 10, block: 8 << 20 } }
+        ScannerBuilder {
+            config: Config {
+                back: 256 << 10,
+                forward: 64 << 10,
+                block: 8 << 20,
+            },
+        }
     }
 
     /// How many bytes before a candidate line are framed, so that the start
@@ -92,7 +98,12 @@ impl ScannerBuilder {
             .match_kind(MatchKind::Standard)
             .build(&anchors)
             .expect("anchors are validated literals");
-        Scanner { catalog, ac, owners, config: self.config }
+        Scanner {
+            catalog,
+            ac,
+            owners,
+            config: self.config,
+        }
     }
 }
 
@@ -159,11 +170,18 @@ impl Scanner {
         sink: &mut S,
     ) -> Result<SourceInfo, S::Error> {
         let name = path.display().to_string();
-        let io = |e: std::io::Error| Error::Io { path: name.clone(), source: e };
+        let io = |e: std::io::Error| Error::Io {
+            path: name.clone(),
+            source: e,
+        };
         let file = std::fs::File::open(path).map_err(io)?;
         let meta = file.metadata().map_err(io)?;
         if meta.is_dir() {
-            return Err(io(std::io::Error::new(std::io::ErrorKind::Other, "is a directory")).into());
+            return Err(io(std::io::Error::new(
+                std::io::ErrorKind::Other,
+                "is a directory",
+            ))
+            .into());
         }
         if let Some(map) = mmap.open(&file, &meta) {
             return self.scan_slice_named(source, &name, &map, sink);
@@ -172,7 +190,12 @@ impl Scanner {
     }
 
     /// Scans bytes already in memory.
-    pub fn scan_slice<S: Sink>(&self, source: usize, bytes: &[u8], sink: &mut S) -> Result<SourceInfo, S::Error> {
+    pub fn scan_slice<S: Sink>(
+        &self,
+        source: usize,
+        bytes: &[u8],
+        sink: &mut S,
+    ) -> Result<SourceInfo, S::Error> {
         self.scan_slice_named(source, "<memory>", bytes, sink)
     }
 
@@ -186,7 +209,11 @@ impl Scanner {
         let mut st = State::new(source);
         self.scan_window(&mut st, bytes, 0..bytes.len(), sink)?;
         let lines = count_lines(&mut st.counter, bytes);
-        Ok(SourceInfo { path: name.to_string(), bytes: bytes.len() as u64, lines })
+        Ok(SourceInfo {
+            path: name.to_string(),
+            bytes: bytes.len() as u64,
+            lines,
+        })
     }
 
     /// Scans a stream block by block, with memory bounded by the block size
@@ -198,7 +225,10 @@ impl Scanner {
         mut reader: R,
         sink: &mut S,
     ) -> Result<SourceInfo, S::Error> {
-        let io = |e: std::io::Error| Error::Io { path: name.to_string(), source: e };
+        let io = |e: std::io::Error| Error::Io {
+            path: name.to_string(),
+            source: e,
+        };
         let cfg = self.config;
         let mut st = State::new(source);
         let mut buf: Vec<u8> = Vec::with_capacity(cfg.back + cfg.block + cfg.forward);
@@ -223,7 +253,11 @@ impl Scanner {
             }
             if eof {
                 let lines = count_lines(&mut st.counter, &buf);
-                return Ok(SourceInfo { path: name.to_string(), bytes: st.base + buf.len() as u64, lines });
+                return Ok(SourceInfo {
+                    path: name.to_string(),
+                    bytes: st.base + buf.len() as u64,
+                    lines,
+                });
             }
             // Keep what later windows need: context before, and the unowned rest.
             let keep = line_start_before(&buf, owned_to.saturating_sub(cfg.back));
@@ -263,7 +297,12 @@ impl Scanner {
                 if st.stopped || failure.is_some() {
                     return;
                 }
-                let Some(first) = ev.lines.iter().map(|l| l.start).find(|s| st.hits.binary_search(s).is_ok()) else {
+                let Some(first) = ev
+                    .lines
+                    .iter()
+                    .map(|l| l.start)
+                    .find(|s| st.hits.binary_search(s).is_ok())
+                else {
                     return;
                 };
                 if !owned.contains(&first) {
@@ -279,7 +318,11 @@ impl Scanner {
                 return Err(e);
             }
         }
-        sink.window_end(&Window { hay, base: st.base, source: st.source })
+        sink.window_end(&Window {
+            hay,
+            base: st.base,
+            source: st.source,
+        })
     }
 
     /// Records the start of every line in `hay[span]` that holds an anchor.
@@ -289,7 +332,8 @@ impl Scanner {
         while pos < span.end {
             let input = aho_corasick::Input::new(hay).span(pos..span.end);
             let Some(m) = self.ac.find(input) else { break };
-            let start = memchr::memrchr2(b'\n', b'\r', &hay[pos..m.start()]).map_or(pos, |p| pos + p + 1);
+            let start =
+                memchr::memrchr2(b'\n', b'\r', &hay[pos..m.start()]).map_or(pos, |p| pos + p + 1);
             // A `\r\n` pair: the line starts after the `\n`.
             hits.push(start);
             pos = match memchr::memchr2(b'\n', b'\r', &hay[m.end()..span.end]) {
@@ -307,12 +351,19 @@ impl Scanner {
     }
 
     /// Confirms the candidate patterns of one event and reports the matches.
-    fn match_event<S: Sink>(&self, st: &mut State, hay: &[u8], ev: &Event<'_>, sink: &mut S) -> Result<bool, S::Error> {
+    fn match_event<S: Sink>(
+        &self,
+        st: &mut State,
+        hay: &[u8],
+        ev: &Event<'_>,
+        sink: &mut S,
+    ) -> Result<bool, S::Error> {
         ev.text_into(hay, &mut st.text, &mut st.line_at, &mut st.scratch);
         let text = st.text.as_str();
         st.candidates.clear();
         for m in self.ac.find_overlapping_iter(text) {
-            st.candidates.extend_from_slice(&self.owners[m.pattern().as_usize()]);
+            st.candidates
+                .extend_from_slice(&self.owners[m.pattern().as_usize()]);
         }
         st.candidates.sort_unstable();
         st.candidates.dedup();
@@ -322,12 +373,17 @@ impl Scanner {
         let mut best: Vec<(usize, regex::Captures<'_>, usize)> = Vec::new();
         for &pi in &st.candidates {
             let p = &patterns[pi as usize];
-            let Some(caps) = p.regex.captures(text) else { continue };
+            let Some(caps) = p.regex.captures(text) else {
+                continue;
+            };
             if p.reject.iter().any(|r| text.contains(r.as_str())) {
                 continue;
             }
             let score = caps.iter().filter(|c| c.is_some()).count();
-            match best.iter_mut().find(|(bi, _, _)| patterns[*bi].class == p.class) {
+            match best
+                .iter_mut()
+                .find(|(bi, _, _)| patterns[*bi].class == p.class)
+            {
                 Some(b) if score > b.2 => *b = (pi as usize, caps, score),
                 Some(_) => {}
                 None => best.push((pi as usize, caps, score)),
@@ -339,14 +395,19 @@ impl Scanner {
             let at = caps.get(0).map_or(0, |m| m.start());
             let li = st.line_at.partition_point(|&s| s <= at).saturating_sub(1);
             let line = &ev.lines[li];
-            let line_end = text[st.line_at[li]..].find('\n').map_or(text.len(), |e| st.line_at[li] + e);
+            let line_end = text[st.line_at[li]..]
+                .find('\n')
+                .map_or(text.len(), |e| st.line_at[li] + e);
             let message = truncate(text[st.line_at[li]..line_end].trim(), MAX_MESSAGE);
             let origin = line.prefix.origin.or(ev.origin);
             let location = Location {
                 source: st.source,
                 line: st.counter.line_at(hay, line.start),
                 byte: st.base + line.start as u64,
-                timestamp: line.prefix.timestamp.or_else(|| ev.lines.iter().find_map(|l| l.prefix.timestamp)),
+                timestamp: line
+                    .prefix
+                    .timestamp
+                    .or_else(|| ev.lines.iter().find_map(|l| l.prefix.timestamp)),
                 rank: match origin {
                     Some(Origin::Rank(r)) => Some(r),
                     _ => None,

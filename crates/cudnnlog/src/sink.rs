@@ -65,6 +65,15 @@ impl Window<'_> {
         byte >= self.base && byte <= self.base + self.hay.len() as u64
     }
 
+    /// The timestamp of the nearest earlier line that has one (at most 256
+    /// lines back), for lines that carry none themselves.
+    pub fn timestamp_before(&self, byte: u64) -> Option<Timestamp> {
+        if !self.contains(byte) {
+            return None;
+        }
+        crate::context::timestamp_before(self.hay, (byte - self.base) as usize)
+    }
+
     /// The training progress (step, epoch) the log reported last before the
     /// absolute byte offset `byte`; empty when the offset is outside the
     /// window or no marker is found within 1 MiB before it.

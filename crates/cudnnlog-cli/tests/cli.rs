@@ -1,0 +1,248 @@
+//! The `cudnnlog` binary as a user runs it: exit codes, standard input,
+//! errors, output formats, and the golden reports of the fixtures.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+fn cudnnlog(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cudnnlog"))
+        .args(args)
+        .current_dir(root())
+        .env_remove("NO_COLOR")
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Some(input) = stdin {
+        child.stdin.take().unwrap().write_all(input).unwrap();
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn json(out: &Output) -> cudnnlog::Report {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+#[test]
+fn oom_log_exits_1_and_names_the_class_and_place() {
+    let out = cudnnlog(
+        &["scan", "fixtures/real/h200-torch-oom-amp-train.log"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("cuda.oom"), "{text}");
+    assert!(
+        text.contains("line 29, 2026-11-29 19:41:04.724, epoch 2 step 3"),
+        "{text}"
+    );
+    assert!(text.contains("primary failure: cuda.oom"));
+    assert!(text.contains("likely causes:") && text.contains("what to do:"));
+    assert!(!text.contains('\x1b'), "no colour when piped");
+}
+
+#[test]
+fn healthy_logs_exit_0_with_no_findings() {
+    for name in [
+        "h200-torch-healthy-train",
+        "h200-torch-conv-sweep-clean",
+        "h200-torch-big-conv-clean",
+        "h200-collect-env-nvidia-smi",
+    ] {
+        let out = cudnnlog(
+            &[
+                "scan",
+                "--format",
+                "json",
+                &format!("fixtures/real/{name}.log"),
+            ],
+            None,
+        );
+        assert_eq!(out.status.code(), Some(0), "{name}");
+        let r = json(&out);
+        assert!(r.findings.is_empty(), "{name}: {:#?}", r.findings);
+        assert_eq!(r.primary, None);
+    }
+}
+
+#[test]
+fn stdin_is_read_with_a_dash() {
+    let log =
+        std::fs::read(root().join("fixtures/real/h200-lightning-oom-progress-bar.log")).unwrap();
+    let out = cudnnlog(&["scan", "--format", "json", "-"], Some(&log));
+    assert_eq!(out.status.code(), Some(1));
+    let r = json(&out);
+    assert_eq!(r.sources[0].path, "<stdin>");
+    assert_eq!(r.sources[0].bytes, log.len() as u64);
+    assert_eq!(r.primary.as_deref(), Some("cuda.oom"));
+    assert_eq!(r.findings[0].first.line, 89);
+}
+
+#[test]
+fn missing_file_exits_2_with_one_line() {
+    let out = cudnnlog(&["scan", "no/such/file.log"], None);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("cudnnlog: no/such/file.log: "), "{err}");
+    assert!(!err.contains("panicked"));
+}
+
+#[test]
+fn other_files_are_still_scanned_after_an_error() {
+    let out = cudnnlog(
+        &[
+            "scan",
+            "--format",
+            "json",
+            "missing.log",
+            "fixtures/real/h200-torch-oom-amp-train.log",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let r = json(&out);
+    assert_eq!(r.sources.len(), 1);
+    assert_eq!(r.primary.as_deref(), Some("cuda.oom"));
+}
+
+#[test]
+fn directory_and_usage_errors_exit_2() {
+    assert_eq!(cudnnlog(&["scan", "fixtures"], None).status.code(), Some(2));
+    assert_eq!(cudnnlog(&["scan"], None).status.code(), Some(2));
+    assert_eq!(
+        cudnnlog(&["scan", "--format", "xml", "x"], None)
+            .status
+            .code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn broken_user_catalog_exits_2_naming_file_and_field() {
+    let dir = std::env::temp_dir().join(format!("cudnnlog-bad-catalog-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("my-pattern.toml"), "id = \"my-pattern\"\nclass = \"cuda.oom\"\nseverity = \"error\"\nstatus = \"stable\"\nsince = \"0.1.0\"\nsummary = \"s\"\nanchors = [\"my anchor\"]\nregex = '(unclosed'\n[doc]\nwhat = \"w\"\nwhy = \"y\"\n[[examples]]\nlog = \"my anchor\"\n").unwrap();
+    let out = cudnnlog(
+        &[
+            "scan",
+            "--patterns",
+            dir.to_str().unwrap(),
+            "fixtures/real/h200-torch-healthy-train.log",
+        ],
+        None,
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("my-pattern.toml") && err.contains("field `regex`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn ndjson_has_one_object_per_finding_then_a_summary() {
+    let out = cudnnlog(
+        &[
+            "scan",
+            "--format",
+            "ndjson",
+            "fixtures/real/h200-torch-oom-amp-train.log",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["type"], "finding");
+    assert_eq!(lines[0]["class"], "cuda.oom");
+    assert_eq!(lines[1]["type"], "summary");
+    assert_eq!(lines[1]["primary"], "cuda.oom");
+}
+
+#[test]
+fn escape_sequences_in_a_log_never_reach_the_terminal() {
+    let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\x1b]0;pwned\x07\x1b[2J \x07bell\n";
+    let out = cudnnlog(&["scan", "--color", "never", "-"], Some(log));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!out.stdout.contains(&0x1b) && !out.stdout.contains(&0x07));
+    let colored = cudnnlog(&["scan", "--color", "always", "-"], Some(log));
+    let text = String::from_utf8(colored.stdout).unwrap();
+    assert!(text.contains("\x1b[1;31merror"), "colour on request");
+    assert!(!text.contains("\x1b]0;") && !text.contains('\x07'));
+}
+
+/// Each `fixtures/**/NAME.log` has `NAME.expected.json`, the report of
+/// `cudnnlog scan --format json fixtures/…/NAME.log`. Regenerate with
+/// `CUDNNLOG_BLESS=1 cargo test -p cudnnlog-cli --test cli golden`.
+#[test]
+fn golden_reports() {
+    let bless = std::env::var_os("CUDNNLOG_BLESS").is_some();
+    let mut logs = Vec::new();
+    collect_logs(&root().join("fixtures"), &mut logs);
+    logs.sort();
+    assert!(logs.len() >= 10, "fixtures missing: {logs:?}");
+    let mut stale = Vec::new();
+    for log in logs {
+        let rel = log
+            .strip_prefix(root())
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .replace('\\', "/");
+        let out = cudnnlog(&["scan", "--format", "json", &rel], None);
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "{rel}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let expected_path = log.with_extension("expected.json");
+        if bless {
+            std::fs::write(&expected_path, &out.stdout).unwrap();
+            continue;
+        }
+        let expected = std::fs::read_to_string(&expected_path).unwrap_or_else(|_| {
+            panic!(
+                "{} is missing: run with CUDNNLOG_BLESS=1",
+                expected_path.display()
+            )
+        });
+        if expected != String::from_utf8_lossy(&out.stdout) {
+            stale.push(rel);
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "reports differ from the golden files (inspect, then bless): {stale:?}"
+    );
+}
+
+fn collect_logs(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = entry.path();
+        if p.is_dir() && p.file_name().is_some_and(|n| n != "scenarios") {
+            collect_logs(&p, out);
+        } else if p.extension().is_some_and(|e| e == "log") {
+            out.push(p);
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! The built-in catalog: every example and counterexample runs here, and the
+//! design card's classes must be covered.
+
+use cudnnlog::Catalog;
+
+#[test]
+fn every_example_and_counterexample_behaves() {
+    let catalog = Catalog::builtin().unwrap();
+    let failures = cudnnlog::check::check_catalog(&catalog);
+    let listed: Vec<String> = failures.iter().map(|f| f.to_string()).collect();
+    assert!(
+        failures.is_empty(),
+        "{} failing cases:\n{}",
+        failures.len(),
+        listed.join("\n")
+    );
+}
+
+#[test]
+fn design_card_classes_are_covered_in_depth() {
+    let catalog = Catalog::builtin().unwrap();
+    for class in [
+        "cudnn.plan_failed",
+        "cudnn.execution_failed",
+        "cudnn.conv_algo_failed",
+        "cuda.oom",
+    ] {
+        assert!(
+            catalog.class(class).is_some(),
+            "{class} is not declared in classes.toml"
+        );
+        let patterns: Vec<_> = catalog
+            .patterns()
+            .iter()
+            .filter(|p| p.class == class)
+            .collect();
+        assert!(!patterns.is_empty(), "{class} has no pattern");
+        let examples: usize = patterns.iter().map(|p| p.examples.len()).sum();
+        let counter: usize = patterns.iter().map(|p| p.counterexamples.len()).sum();
+        assert!(examples >= 2, "{class} has {examples} examples");
+        assert!(counter >= 1, "{class} has no counterexample");
+        for p in patterns {
+            assert!(!p.causes.is_empty(), "{} names no cause", p.id);
+        }
+    }
+}
+
+#[test]
+fn plan_failed_is_a_warning_never_an_error() {
+    let catalog = Catalog::builtin().unwrap();
+    for p in catalog
+        .patterns()
+        .iter()
+        .filter(|p| p.class == "cudnn.plan_failed")
+    {
+        assert_eq!(p.severity, cudnnlog::catalog::Severity::Warning, "{}", p.id);
+    }
+}
+
+#[test]
+fn every_class_and_cause_of_the_design_brief_is_declared() {
+    let catalog = Catalog::builtin().unwrap();
+    let classes = [
+        "cudnn.plan_failed",
+        "cudnn.execution_failed",
+        "cudnn.conv_algo_failed",
+        "cudnn.not_initialized",
+        "cudnn.internal_error",
+        "cudnn.not_supported",
+        "cudnn.bad_param",
+        "cudnn.alloc_failed",
+        "cudnn.arch_mismatch",
+        "cudnn.version_mismatch",
+        "cudnn.library_missing",
+        "cuda.oom",
+        "cuda.illegal_address",
+        "cuda.device_assert",
+        "cuda.no_kernel_image",
+        "cuda.driver_too_old",
+        "cuda.no_device",
+        "cuda.launch_failure",
+        "cuda.ecc_xid",
+        "cublas.error",
+        "nccl.error",
+        "nccl.timeout",
+        "torch.nondeterministic",
+        "torch.device_mismatch",
+        "host.oom",
+        "host.oom_killed",
+        "proc.segfault",
+        "train.nan_loss",
+        "python.missing_module",
+        "python.file_not_found",
+        "python.permission",
+        "python.zero_division",
+        "python.assertion",
+        "python.runtime_error",
+        "python.exception",
+    ];
+    for c in classes {
+        assert!(catalog.class(c).is_some(), "class {c} missing");
+    }
+    let causes = [
+        "memory_pressure",
+        "fragmentation",
+        "foreign_process",
+        "tf_prealloc",
+        "version_mismatch",
+        "library_conflict",
+        "library_missing",
+        "driver_too_old",
+        "arch_unsupported",
+        "unsupported_config",
+        "half_precision",
+        "benchmark_autotune",
+        "deterministic_mode",
+        "stale_cache",
+        "input_shape",
+        "hardware_fault",
+        "code_bug",
+        "framework_bug",
+        "int32_overflow",
+        "comm_failure",
+    ];
+    for c in causes {
+        let cause = catalog
+            .cause(c)
+            .unwrap_or_else(|| panic!("cause {c} missing"));
+        assert!(!cause.remediations.is_empty());
+    }
+}

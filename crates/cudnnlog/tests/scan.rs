@@ -1,0 +1,128 @@
+//! Scanning behaviour: real logs, streaming versus memory, events that
+//! straddle block boundaries.
+
+use cudnnlog::report::FindingsSink;
+use cudnnlog::{Catalog, Report, ScannerBuilder};
+
+const OOM: &[u8] = include_bytes!("../../../fixtures/real/h200-torch-oom-amp-train.log");
+const LIGHTNING: &[u8] =
+    include_bytes!("../../../fixtures/real/h200-lightning-oom-progress-bar.log");
+const DUP_GPU: &[u8] =
+    include_bytes!("../../../fixtures/real/h200-torchrun-nccl-duplicate-gpu.log");
+
+fn report_slice(bytes: &[u8]) -> Report {
+    let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    let mut sink = FindingsSink::new(scanner.catalog());
+    let info = scanner.scan_slice(0, bytes, &mut sink).unwrap();
+    sink.into_report(vec![info])
+}
+
+fn report_stream(bytes: &[u8], block: usize, context: usize) -> Report {
+    let scanner = ScannerBuilder::new()
+        .block_size(block)
+        .context_before(context)
+        .context_after(context)
+        .build(Catalog::builtin().unwrap());
+    let mut sink = FindingsSink::new(scanner.catalog());
+    let mut info = scanner
+        .scan_reader(0, "<memory>", bytes, &mut sink)
+        .unwrap();
+    info.path = "<memory>".into();
+    sink.into_report(vec![info])
+}
+
+#[test]
+fn pytorch_oom_is_found_with_its_place_and_numbers() {
+    let r = report_slice(OOM);
+    assert_eq!(r.primary.as_deref(), Some("cuda.oom"));
+    assert_eq!(r.findings.len(), 1);
+    let f = &r.findings[0];
+    assert_eq!(
+        (f.first.line, f.first.epoch, f.first.step),
+        (29, Some(2), Some(3))
+    );
+    assert_eq!(
+        f.first.timestamp.as_deref(),
+        Some("2026-11-29T19:41:04.724")
+    );
+    assert!(f
+        .message
+        .starts_with("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.53 GiB"));
+    assert_eq!(
+        f.facts["requested_bytes"],
+        cudnnlog::facts::Fact::Int(1_642_824_991)
+    );
+    assert_eq!(r.sources[0].lines, 29);
+}
+
+#[test]
+fn lightning_oom_after_progress_bar_redraws() {
+    let r = report_slice(LIGHTNING);
+    assert_eq!(r.primary.as_deref(), Some("cuda.oom"));
+    let f = &r.findings[0];
+    assert_eq!((f.first.line, f.first.epoch), (89, Some(0)));
+    assert_eq!(
+        f.facts["requested_bytes"],
+        cudnnlog::facts::Fact::Int(64 << 30)
+    );
+    // A single 64 GiB request above a 6.99 GiB allowance: the input is too big.
+    let top: Vec<&str> = f.causes.iter().take(2).map(|c| c.id.as_str()).collect();
+    assert!(top.contains(&"input_shape"), "{top:?}");
+}
+
+#[test]
+fn streaming_in_small_blocks_gives_the_same_report() {
+    // Real failures buried in filler so that tracebacks straddle blocks.
+    let mut log = Vec::new();
+    for (i, part) in [OOM, LIGHTNING, DUP_GPU, OOM].iter().enumerate() {
+        for j in 0..(700 + 37 * i) {
+            log.extend_from_slice(
+                format!(
+                    "2026-11-29 19:40:{:02},000 INFO train: filler line {j}\n",
+                    j % 60
+                )
+                .as_bytes(),
+            );
+        }
+        log.extend_from_slice(part);
+    }
+    let whole = report_slice(&log);
+    assert!(
+        whole
+            .findings
+            .iter()
+            .any(|f| f.class == "cuda.oom" && f.count == 3),
+        "{whole:#?}"
+    );
+    for (block, context) in [(4096, 4096), (5000, 20000), (1 << 20, 64 << 10)] {
+        let mut streamed = report_stream(&log, block, context);
+        streamed.sources[0].path = whole.sources[0].path.clone();
+        assert_eq!(streamed, whole, "block {block}, context {context}");
+    }
+}
+
+#[test]
+fn crlf_and_invalid_utf8_do_not_hide_an_error() {
+    let mut log = b"\xff\xfe garbage \x00\x01\r\n".to_vec();
+    log.extend_from_slice(
+        &OOM.iter()
+            .flat_map(|&b| {
+                if b == b'\n' {
+                    vec![b'\r', b'\n']
+                } else {
+                    vec![b]
+                }
+            })
+            .collect::<Vec<u8>>(),
+    );
+    let r = report_slice(&log);
+    assert_eq!(r.primary.as_deref(), Some("cuda.oom"));
+    assert_eq!(r.findings[0].first.line, 30);
+}
+
+#[test]
+fn empty_input_is_clean() {
+    let r = report_slice(b"");
+    assert!(r.findings.is_empty());
+    assert_eq!((r.sources[0].bytes, r.sources[0].lines), (0, 0));
+}
