@@ -246,3 +246,54 @@ fn collect_logs(dir: &Path, out: &mut Vec<PathBuf>) {
         }
     }
 }
+
+#[test]
+fn plan_failed_burst_across_ranks_is_one_warning_finding() {
+    let out = cudnnlog(
+        &[
+            "scan",
+            "--format",
+            "json",
+            "fixtures/synthetic/ddp-plan-failed-burst.log",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "warnings alone exit 0");
+    let r = json(&out);
+    assert_eq!(r.primary, None);
+    assert_eq!(r.findings.len(), 1);
+    let f = &r.findings[0];
+    assert_eq!(
+        (f.class.as_str(), f.count, f.ranks.clone()),
+        ("cudnn.plan_failed", 6, vec![0, 1])
+    );
+    assert_eq!(f.severity, cudnnlog::catalog::Severity::Warning);
+    assert_eq!(
+        f.facts["status"],
+        cudnnlog::facts::Fact::Text("CUDNN_STATUS_NOT_SUPPORTED".into())
+    );
+}
+
+#[test]
+fn real_gpu_captures_of_each_framework_are_out_of_memory() {
+    for (name, line) in [
+        ("h200-g01_jax_oom", 26),
+        ("h200-g02_cupy_oom", 18),
+        ("h200-g03_torch_conv_benchmark_oom", 19),
+        ("h200-g05_cuda_oom", 1),
+    ] {
+        let out = cudnnlog(
+            &[
+                "scan",
+                "--format",
+                "json",
+                &format!("fixtures/gpu/{name}.log"),
+            ],
+            None,
+        );
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        let r = json(&out);
+        assert_eq!(r.primary.as_deref(), Some("cuda.oom"), "{name}");
+        assert_eq!(r.findings[0].first.line, line, "{name}");
+    }
+}

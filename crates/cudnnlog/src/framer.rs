@@ -26,6 +26,17 @@ use std::ops::Range;
 
 /// Continuation lines an exception message may have before the event is cut.
 const MAX_CONTINUATION: u32 = 200;
+/// Lines that continue an exception message after a blank line: XLA, JAX
+/// and TensorFlow (`Graph execution error:`) print messages of several
+/// paragraphs.
+const PARAGRAPH_OPENERS: &[&[u8]] = &[
+    b"Original error:",
+    b"To ignore this failure",
+    b"--------------------",
+    b"For simplicity, JAX has removed",
+    b"Detected at node",
+];
+
 /// Lines a torchrun summary block may have.
 const MAX_SUMMARY: u32 = 1000;
 
@@ -405,6 +416,13 @@ impl Framer {
                     push(o);
                     Step::Keep
                 }
+                Shape::Other
+                    if !new_record && PARAGRAPH_OPENERS.iter().any(|p| body.starts_with(p)) =>
+                {
+                    o.state = State::Message;
+                    push(o);
+                    Step::Keep
+                }
                 Shape::Blank if o.lines.len() - kept < 3 => {
                     push(o);
                     Step::Keep
@@ -580,6 +598,26 @@ next line of output
         assert_eq!(
             kinds(log),
             [(EventKind::Traceback, 3), (EventKind::Line, 1)]
+        );
+    }
+
+    #[test]
+    fn xla_message_paragraphs_stay_in_the_traceback() {
+        let log = "\
+Traceback (most recent call last):
+  File \"/home/user/train/train_jax.py\", line 102, in <module>
+jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Failed to determine best cudnn convolution algorithm for:
+%cudnn-conv = (f32[64,128,56,56]{3,2,1,0}, u8[0]{0}) custom-call(...)
+
+Original error: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 4294967296 bytes.
+
+To ignore this failure and try to use a fallback algorithm, use XLA_FLAGS=--xla_gpu_strict_conv_algorithm_picker=false.
+
+Epoch 2 starting
+";
+        assert_eq!(
+            kinds(log),
+            [(EventKind::Traceback, 8), (EventKind::Line, 1)]
         );
     }
 

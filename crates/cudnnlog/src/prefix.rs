@@ -252,7 +252,10 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
-fn hms(i: &[u8]) -> Res<'_, (u32, u32, u32, Option<(u64, u8)>)> {
+/// Hours, minutes, seconds and an optional fraction.
+type Hms = (u32, u32, u32, Option<(u64, u8)>);
+
+fn hms(i: &[u8]) -> Res<'_, Hms> {
     map(
         tuple((
             num_n(2),
@@ -266,7 +269,7 @@ fn hms(i: &[u8]) -> Res<'_, (u32, u32, u32, Option<(u64, u8)>)> {
     )(i)
 }
 
-fn make_ts(y: Option<u32>, mo: u32, d: u32, t: (u32, u32, u32, Option<(u64, u8)>)) -> Timestamp {
+fn make_ts(y: Option<u32>, mo: u32, d: u32, t: Hms) -> Timestamp {
     Timestamp {
         year: y.map(|y| y as u16),
         month: mo as u8,
@@ -409,7 +412,7 @@ fn level_word(i: &[u8]) -> Res<'_, Level> {
 mod tests {
     use super::*;
 
-    fn body<'a>(line: &'a str) -> (&'a str, Prefix) {
+    fn body(line: &str) -> (&str, Prefix) {
         let p = parse_prefix(line.as_bytes());
         (&line[p.body..], p)
     }

@@ -32,6 +32,8 @@ use std::path::Path;
 
 /// The longest message kept for a match, in bytes.
 const MAX_MESSAGE: usize = 2000;
+/// How far into a line a match may start before the message starts at it.
+const MESSAGE_LEAD: usize = 40;
 
 /// Configures and builds a [`Scanner`].
 ///
@@ -177,11 +179,7 @@ impl Scanner {
         let file = std::fs::File::open(path).map_err(io)?;
         let meta = file.metadata().map_err(io)?;
         if meta.is_dir() {
-            return Err(io(std::io::Error::new(
-                std::io::ErrorKind::Other,
-                "is a directory",
-            ))
-            .into());
+            return Err(io(std::io::Error::other("is a directory")).into());
         }
         if let Some(map) = mmap.open(&file, &meta) {
             return self.scan_slice_named(source, &name, &map, sink);
@@ -398,7 +396,14 @@ impl Scanner {
             let line_end = text[st.line_at[li]..]
                 .find('\n')
                 .map_or(text.len(), |e| st.line_at[li] + e);
-            let message = truncate(text[st.line_at[li]..line_end].trim(), MAX_MESSAGE);
+            // A match deep inside a long line (XLA prints whole HLO
+            // instructions before the status) is shown from the match on.
+            let from = if at - st.line_at[li] > MESSAGE_LEAD {
+                at
+            } else {
+                st.line_at[li]
+            };
+            let message = truncate(text[from..line_end].trim(), MAX_MESSAGE);
             let origin = line.prefix.origin.or(ev.origin);
             let location = Location {
                 source: st.source,
