@@ -9,7 +9,9 @@ use tabled::settings::{object::Columns, Modify, Style, Width};
 use tabled::{Table, Tabled};
 
 /// Widest message shown in the table, in characters.
-const TABLE_MESSAGE: usize = 72;
+const TABLE_MESSAGE: usize = 60;
+/// Remediations shown per finding; JSON carries them all.
+const TABLE_REMEDIATIONS: usize = 8;
 
 /// Replaces control characters (C0, DEL, C1; escape sequences included)
 /// with U+FFFD and tabs with a space, so that log text cannot drive the
@@ -215,8 +217,15 @@ pub fn table(
         }
         if !f.remediations.is_empty() {
             writeln!(out, "  what to do:")?;
-            for (i, r) in f.remediations.iter().enumerate() {
+            for (i, r) in f.remediations.iter().take(TABLE_REMEDIATIONS).enumerate() {
                 writeln!(out, "    {}. {}", i + 1, sanitize(r))?;
+            }
+            if f.remediations.len() > TABLE_REMEDIATIONS {
+                writeln!(
+                    out,
+                    "    … {} more with --format json",
+                    f.remediations.len() - TABLE_REMEDIATIONS
+                )?;
             }
         }
     }
