@@ -96,13 +96,20 @@ impl ScannerBuilder {
     /// Compiles the catalog's anchors and returns a reusable scanner.
     pub fn build(&self, catalog: Catalog) -> Scanner {
         let (anchors, owners) = anchor_table(catalog.patterns());
-        let ac = AhoCorasick::builder()
-            .match_kind(MatchKind::Standard)
-            .build(&anchors)
-            .expect("anchors are validated literals");
+        // The whole-input pass only needs *a* hit per line: leftmost-first
+        // semantics let aho-corasick use its SIMD (Teddy) prefilter, which
+        // standard semantics rule out. Within an event every anchor matters,
+        // so a second automaton with standard semantics finds them all.
+        let build = |kind| {
+            AhoCorasick::builder()
+                .match_kind(kind)
+                .build(&anchors)
+                .expect("anchors are validated literals")
+        };
         Scanner {
             catalog,
-            ac,
+            scan_ac: build(MatchKind::LeftmostFirst),
+            event_ac: build(MatchKind::Standard),
             owners,
             config: self.config,
         }
@@ -114,7 +121,8 @@ impl ScannerBuilder {
 #[derive(Clone, Debug)]
 pub struct Scanner {
     catalog: Catalog,
-    ac: AhoCorasick,
+    scan_ac: AhoCorasick,
+    event_ac: AhoCorasick,
     owners: Vec<Vec<u32>>,
     config: Config,
 }
@@ -329,7 +337,9 @@ impl Scanner {
         let mut pos = span.start;
         while pos < span.end {
             let input = aho_corasick::Input::new(hay).span(pos..span.end);
-            let Some(m) = self.ac.find(input) else { break };
+            let Some(m) = self.scan_ac.find(input) else {
+                break;
+            };
             let start =
                 memchr::memrchr2(b'\n', b'\r', &hay[pos..m.start()]).map_or(pos, |p| pos + p + 1);
             // A `\r\n` pair: the line starts after the `\n`.
@@ -359,7 +369,7 @@ impl Scanner {
         ev.text_into(hay, &mut st.text, &mut st.line_at, &mut st.scratch);
         let text = st.text.as_str();
         st.candidates.clear();
-        for m in self.ac.find_overlapping_iter(text) {
+        for m in self.event_ac.find_overlapping_iter(text) {
             st.candidates
                 .extend_from_slice(&self.owners[m.pattern().as_usize()]);
         }
