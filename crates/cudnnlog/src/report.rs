@@ -38,7 +38,7 @@ use crate::facts::Fact;
 use crate::sink::{Location, Match, Sink, Window};
 use crate::source::SourceInfo;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The `schema` value of this version of the report.
 pub const SCHEMA: &str = "cudnnlog.report/1";
@@ -133,6 +133,7 @@ impl<'de> Deserialize<'de> for Fact {
 struct Acc {
     pattern: usize,
     class: String,
+    signature: String,
     severity: Severity,
     count: u64,
     first: Location,
@@ -160,7 +161,6 @@ struct Acc {
 /// ```
 pub struct FindingsSink<'c> {
     catalog: &'c Catalog,
-    index: HashMap<(String, String), usize>,
     accs: Vec<Acc>,
 }
 
@@ -169,7 +169,6 @@ impl<'c> FindingsSink<'c> {
     pub fn new(catalog: &'c Catalog) -> FindingsSink<'c> {
         FindingsSink {
             catalog,
-            index: HashMap::new(),
             accs: Vec::new(),
         }
     }
@@ -233,7 +232,6 @@ impl Sink for FindingsSink<'_> {
     type Error = crate::Error;
 
     fn matched(&mut self, m: &Match<'_>) -> Result<bool, crate::Error> {
-        let key = (m.pattern.class.clone(), m.signature.clone());
         let facts = || {
             m.facts
                 .iter()
@@ -241,10 +239,16 @@ impl Sink for FindingsSink<'_> {
                 .collect()
         };
         let pos = (m.location.source, m.location.byte);
-        match self.index.get(&key) {
+        // Findings are few: a linear search with borrowed strings costs less
+        // than building an owned key for every match of a burst.
+        let found = self
+            .accs
+            .iter()
+            .position(|a| a.class == m.pattern.class && a.signature == m.signature);
+        match found {
             None => {
-                self.index.insert(key, self.accs.len());
                 self.accs.push(Acc {
+                    signature: m.signature.clone(),
                     pattern: m.pattern_index,
                     class: m.pattern.class.clone(),
                     severity: m.pattern.severity,
@@ -260,7 +264,7 @@ impl Sink for FindingsSink<'_> {
                     facts: facts(),
                 });
             }
-            Some(&i) => {
+            Some(i) => {
                 let a = &mut self.accs[i];
                 a.count += 1;
                 a.ranks.extend(m.location.rank);

@@ -480,8 +480,7 @@ fn fill<R: Read>(reader: &mut R, buf: &mut Vec<u8>, want: usize) -> std::io::Res
 fn count_lines(counter: &mut LineCounter, hay: &[u8]) -> u64 {
     let at_end = counter.line_at(hay, hay.len());
     match hay.last() {
-        None => at_end - 1,
-        Some(b'\n') => at_end - 1,
+        None | Some(b'\n') => at_end - 1,
         Some(_) => at_end,
     }
 }
