@@ -3,12 +3,14 @@
 
 use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
+use cudnnlog::catalog::Pattern;
 use cudnnlog::report::FindingsSink;
-use cudnnlog::{CatalogBuilder, MmapChoice, Report, ScannerBuilder};
+use cudnnlog::{Catalog, CatalogBuilder, MmapChoice, Report, ScannerBuilder};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod catalog_cmd;
 mod render;
 
 /// Reads deep-learning training logs and says what went wrong, why, and what to do.
@@ -26,6 +28,53 @@ enum Command {
     /// Exit status: 0 when no finding is an error, 1 when one is, 2 on a
     /// usage or I/O error (the other files are still scanned).
     Scan(ScanArgs),
+    /// Explain a class id, a root-cause id or a pattern id: what it is, why
+    /// it happens, how to fix it, an example.
+    ///
+    /// Exit status: 0, or 2 for an unknown id.
+    Explain {
+        /// `cuda.oom`, `fragmentation`, `cuda-oom-pytorch-allocator`, …
+        id: String,
+        /// Add the patterns in this directory to the built-in catalog.
+        #[arg(long = "patterns", value_name = "DIR")]
+        patterns: Vec<PathBuf>,
+    },
+    /// List or check the pattern catalog.
+    #[command(subcommand)]
+    Patterns(PatternsCommand),
+}
+
+#[derive(Subcommand)]
+enum PatternsCommand {
+    /// List the patterns of the catalog (built-in and `--patterns` ones).
+    List {
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = ListFormat::Table)]
+        format: ListFormat,
+        /// Only patterns of this class or family (`cuda.oom`, `cudnn`).
+        #[arg(long)]
+        class: Option<String>,
+        /// Add the patterns in this directory to the built-in catalog.
+        #[arg(long = "patterns", value_name = "DIR")]
+        patterns: Vec<PathBuf>,
+    },
+    /// Validate pattern directories and run their examples and
+    /// counterexamples (against the built-in catalog plus these
+    /// directories). Without a directory, checks the built-in catalog.
+    ///
+    /// Exit status: 0 when all pass, 1 when a case fails, 2 when a file is
+    /// malformed.
+    Check {
+        /// Directories of pattern files.
+        #[arg(value_name = "DIR")]
+        dirs: Vec<PathBuf>,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ListFormat {
+    Table,
+    Json,
 }
 
 #[derive(clap::Args)]
@@ -69,6 +118,13 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Scan(args) => scan(args),
+        Command::Explain { id, patterns } => explain(&id, &patterns),
+        Command::Patterns(PatternsCommand::List {
+            format,
+            class,
+            patterns,
+        }) => list(format, class.as_deref(), &patterns),
+        Command::Patterns(PatternsCommand::Check { dirs }) => check(&dirs),
     };
     match result {
         Ok(code) => code,
@@ -91,12 +147,83 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
     })
 }
 
-fn scan(args: ScanArgs) -> anyhow::Result<ExitCode> {
+fn load_catalog(dirs: &[PathBuf]) -> anyhow::Result<Catalog> {
     let mut builder = CatalogBuilder::new();
-    for dir in &args.patterns {
+    for dir in dirs {
         builder.add_dir(dir);
     }
-    let catalog = builder.build().context("cannot load the pattern catalog")?;
+    builder.build().context("cannot load the pattern catalog")
+}
+
+fn explain(id: &str, dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
+    let catalog = load_catalog(dirs)?;
+    let Some(text) = catalog_cmd::explain(&catalog, id) else {
+        let similar = catalog_cmd::similar_ids(&catalog, id);
+        let hint = if similar.is_empty() {
+            "; `cudnnlog patterns list` shows the patterns".to_string()
+        } else {
+            format!("; did you mean {}?", similar.join(", "))
+        };
+        anyhow::bail!("no class, cause or pattern has the id {id:?}{hint}");
+    };
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list(format: ListFormat, class: Option<&str>, dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
+    let catalog = load_catalog(dirs)?;
+    let mut patterns: Vec<&Pattern> = catalog
+        .patterns()
+        .iter()
+        .filter(|p| class.is_none_or(|c| p.class == c || p.class.split('.').next() == Some(c)))
+        .collect();
+    patterns.sort_by(|a, b| a.class.cmp(&b.class).then_with(|| a.id.cmp(&b.id)));
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    match format {
+        ListFormat::Table => catalog_cmd::list_table(&mut out, &patterns)?,
+        ListFormat::Json => {
+            serde_json::to_writer_pretty(&mut out, &catalog_cmd::list_json(&patterns))?;
+            writeln!(out)?;
+        }
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn check(dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
+    let catalog = load_catalog(dirs)?;
+    // The files a directory contributed are named by paths under it.
+    let prefixes: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    let mine = |p: &Pattern| dirs.is_empty() || prefixes.iter().any(|d| p.file.starts_with(d));
+    let checked: Vec<&Pattern> = catalog.patterns().iter().filter(|p| mine(p)).collect();
+    let failures = cudnnlog::check::check_patterns(&catalog, |p| mine(p));
+    let mut out = std::io::stdout().lock();
+    for f in &failures {
+        writeln!(out, "FAIL {}", render::sanitize(&f.to_string()))?;
+    }
+    let examples: usize = checked.iter().map(|p| p.examples.len()).sum();
+    let counter: usize = checked.iter().map(|p| p.counterexamples.len()).sum();
+    writeln!(
+        out,
+        "{} patterns, {examples} examples, {counter} counterexamples: {}",
+        checked.len(),
+        if failures.is_empty() {
+            "all pass".to_string()
+        } else {
+            format!("{} failing", failures.len())
+        }
+    )?;
+    Ok(if failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn scan(args: ScanArgs) -> anyhow::Result<ExitCode> {
+    let catalog = load_catalog(&args.patterns)?;
     let scanner = ScannerBuilder::new().build(catalog);
     let mmap = if args.no_mmap {
         MmapChoice::never()

@@ -28,6 +28,8 @@ mod builtin {
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
 /// The shortest anchor accepted: shorter ones would make every scan crawl.
 const MIN_ANCHOR_LEN: usize = 4;
+/// The highest fallback level a pattern may have.
+const MAX_FALLBACK: u8 = 2;
 
 /// How serious a finding is.
 #[derive(
@@ -135,6 +137,8 @@ struct PatternFile {
     signature: Vec<String>,
     #[serde(default)]
     remediations: Vec<String>,
+    #[serde(default)]
+    fallback: u8,
     doc: Doc,
     #[serde(default)]
     causes: Vec<CauseRef>,
@@ -166,6 +170,11 @@ pub struct Pattern {
     pub signature: Vec<String>,
     /// Pattern-specific remediations, shown before the causes' ones.
     pub remediations: Vec<String>,
+    /// 0 for an ordinary pattern. A fallback pattern (1 or 2) is reported
+    /// for an event only when no pattern of a lower level matched it:
+    /// `python.runtime_error` (1) stands back for any specific class, and
+    /// `python.exception` (2) for those and for `python.runtime_error`.
+    pub fallback: u8,
     pub doc: Doc,
     /// Likely root causes, most likely first.
     pub causes: Vec<CauseRef>,
@@ -486,6 +495,13 @@ fn validate(
     {
         return Err(bad(file, "anchors", format!("anchor {a:?} spans lines")));
     }
+    if p.fallback > MAX_FALLBACK {
+        return Err(bad(
+            file,
+            "fallback",
+            format!("fallback {} is not 0, 1 or 2", p.fallback),
+        ));
+    }
     let regex = regex::RegexBuilder::new(&p.regex)
         .size_limit(REGEX_SIZE_LIMIT)
         .build()
@@ -540,6 +556,7 @@ fn validate(
         reject: p.reject,
         signature: p.signature,
         remediations: p.remediations,
+        fallback: p.fallback,
         doc: p.doc,
         causes: causes_sorted,
         examples: p.examples,

@@ -76,10 +76,27 @@ fn toml_to_fact(v: &toml::Value) -> Option<Fact> {
 /// assert!(failures.is_empty(), "{failures:?}");
 /// ```
 pub fn check_catalog(catalog: &Catalog) -> Vec<CheckFailure> {
+    check_patterns(catalog, |_| true)
+}
+
+/// Checks the patterns of `catalog` that `select` picks (a user's own
+/// directory, say), scanning each example with the whole catalog.
+///
+/// ```
+/// let catalog = cudnnlog::Catalog::builtin().unwrap();
+/// let failures = cudnnlog::check::check_patterns(&catalog, |p| p.class == "cuda.oom");
+/// assert!(failures.is_empty(), "{failures:?}");
+/// ```
+pub fn check_patterns(
+    catalog: &Catalog,
+    mut select: impl FnMut(&Pattern) -> bool,
+) -> Vec<CheckFailure> {
     let scanner = ScannerBuilder::new().build(catalog.clone());
     let mut failures = Vec::new();
     for p in catalog.patterns() {
-        check_pattern(catalog, &scanner, p, &mut failures);
+        if select(p) {
+            check_pattern(catalog, &scanner, p, &mut failures);
+        }
     }
     failures
 }

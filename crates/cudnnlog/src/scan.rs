@@ -34,6 +34,8 @@ use std::path::Path;
 const MAX_MESSAGE: usize = 2000;
 /// How far into a line a match may start before the message starts at it.
 const MESSAGE_LEAD: usize = 40;
+/// The regex group that, when present, marks where a finding is (not a fact).
+pub(crate) const AT_GROUP: &str = "at";
 
 /// Configures and builds a [`Scanner`].
 ///
@@ -398,9 +400,19 @@ impl Scanner {
             }
         }
 
+        // Fallback patterns stand back for any pattern of a lower level.
+        if let Some(level) = best.iter().map(|b| patterns[b.0].fallback).min() {
+            best.retain(|b| patterns[b.0].fallback == level);
+        }
+
         for (pi, caps, _) in &best {
             let p = &patterns[*pi];
-            let at = caps.get(0).map_or(0, |m| m.start());
+            // A group named `at` marks the finding's place when the regex
+            // must first skip text (to reach the last exception of a chain).
+            let at = caps
+                .name(AT_GROUP)
+                .or_else(|| caps.get(0))
+                .map_or(0, |m| m.start());
             let li = st.line_at.partition_point(|&s| s <= at).saturating_sub(1);
             let line = &ev.lines[li];
             let line_end = text[st.line_at[li]..]
@@ -432,6 +444,7 @@ impl Scanner {
                 .regex
                 .capture_names()
                 .flatten()
+                .filter(|&n| n != AT_GROUP)
                 .filter_map(|n| caps.name(n).map(|m| (n, Fact::from_capture(n, m.as_str()))))
                 .collect();
             let signature = p

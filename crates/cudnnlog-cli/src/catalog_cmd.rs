@@ -1,0 +1,292 @@
+//! The commands that show and check the catalog: `explain ID`,
+//! `patterns list` and `patterns check DIR`. Catalog text can come from a
+//! user's directory, so everything printed passes through [`sanitize`].
+
+use crate::render::sanitize;
+use cudnnlog::catalog::{Catalog, Pattern, Severity};
+use std::fmt::Write as _;
+use std::io::Write;
+use tabled::settings::{object::Columns, Modify, Style, Width};
+use tabled::{Table, Tabled};
+
+/// Width prose is wrapped to.
+const WRAP: usize = 88;
+/// Remediations of each cause shown under a class.
+const CAUSE_REMEDIATIONS: usize = 2;
+/// Causes whose remediations are shown under a class.
+const CLASS_CAUSES: usize = 3;
+
+/// The explanation of a class id, a root-cause id or a pattern id, or
+/// `None` when the catalog knows no such id.
+pub fn explain(catalog: &Catalog, id: &str) -> Option<String> {
+    let mut out = String::new();
+    if catalog.class(id).is_some() {
+        explain_class(catalog, id, &mut out);
+    } else if catalog.cause(id).is_some() {
+        explain_cause(catalog, id, &mut out);
+    } else if let Some(p) = catalog.pattern(id) {
+        explain_pattern(catalog, p, &mut out);
+    } else {
+        return None;
+    }
+    Some(sanitize(&out))
+}
+
+/// Ids close to `id`, to suggest when it is unknown.
+pub fn similar_ids(catalog: &Catalog, id: &str) -> Vec<String> {
+    let needle = id.to_ascii_lowercase();
+    let key = needle.rsplit(['.', '-', '_']).next().unwrap_or(&needle);
+    let all = catalog
+        .classes()
+        .iter()
+        .map(|c| c.id.as_str())
+        .chain(catalog.causes().iter().map(|c| c.id.as_str()));
+    all.filter(|c| !key.is_empty() && c.contains(key))
+        .map(str::to_string)
+        .collect()
+}
+
+fn wrap(out: &mut String, indent: &str, text: &str) {
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && indent.len() + line.len() + 1 + word.len() > WRAP {
+            let _ = writeln!(out, "{indent}{line}");
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        let _ = writeln!(out, "{indent}{line}");
+    }
+}
+
+fn bullet(out: &mut String, indent: &str, text: &str) {
+    let mut lines = String::new();
+    wrap(&mut lines, &format!("{indent}    "), text);
+    // The first line gets the bullet in place of its indent.
+    let _ = write!(out, "{indent}  - {}", lines.trim_start());
+}
+
+fn indented_log(out: &mut String, log: &str) {
+    for line in log.trim_matches('\n').lines() {
+        let _ = writeln!(out, "    {line}");
+    }
+}
+
+fn class_patterns<'c>(catalog: &'c Catalog, class: &str) -> Vec<&'c Pattern> {
+    catalog
+        .patterns()
+        .iter()
+        .filter(|p| p.class == class)
+        .collect()
+}
+
+/// The causes of a class's patterns, with the highest prior any gives each.
+fn class_causes(patterns: &[&Pattern]) -> Vec<(String, f64)> {
+    let mut causes: Vec<(String, f64)> = Vec::new();
+    for p in patterns {
+        for c in &p.causes {
+            match causes.iter_mut().find(|(id, _)| *id == c.id) {
+                Some(e) => e.1 = e.1.max(c.prior),
+                None => causes.push((c.id.clone(), c.prior)),
+            }
+        }
+    }
+    causes.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    causes
+}
+
+fn explain_class(catalog: &Catalog, id: &str, out: &mut String) {
+    let class = catalog.class(id).expect("checked by the caller");
+    let patterns = class_patterns(catalog, id);
+    let severity = if patterns.iter().all(|p| p.severity == Severity::Warning) {
+        "warning"
+    } else {
+        "error"
+    };
+    let _ = writeln!(out, "{} — {}", class.id, class.title);
+    let _ = writeln!(
+        out,
+        "class · family {} · severity {severity} · {} pattern(s)\n",
+        class.family,
+        patterns.len()
+    );
+    wrap(out, "", &class.summary);
+
+    let causes = class_causes(&patterns);
+    if !causes.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nLikely causes (catalog priors, before the log's evidence):"
+        );
+        for (cid, prior) in &causes {
+            let title = catalog.cause(cid).map_or("", |c| c.title.as_str());
+            let _ = writeln!(out, "  {cid:<20} {prior:.2}  {title}");
+        }
+    }
+
+    let fixes: Vec<&String> = causes
+        .iter()
+        .take(CLASS_CAUSES)
+        .filter_map(|(cid, _)| catalog.cause(cid))
+        .flat_map(|c| c.remediations.iter().take(CAUSE_REMEDIATIONS))
+        .collect();
+    if !fixes.is_empty() {
+        let _ = writeln!(out, "\nWhat to do (for the likeliest causes):");
+        for r in fixes {
+            bullet(out, "", r);
+        }
+    }
+
+    let _ = writeln!(out, "\nPatterns:");
+    for p in &patterns {
+        let status = match p.status {
+            cudnnlog::catalog::Status::Stable => "",
+            cudnnlog::catalog::Status::Preview => " (preview)",
+        };
+        let _ = writeln!(out, "  {}{status}", p.id);
+        wrap(out, "    ", &p.summary);
+        wrap(out, "    ", &format!("Why: {}", p.doc.why));
+        for r in &p.remediations {
+            bullet(out, "  ", r);
+        }
+    }
+
+    if let Some(p) = patterns.iter().find(|p| !p.examples.is_empty()) {
+        let _ = writeln!(out, "\nExample ({}):", p.id);
+        indented_log(out, &p.examples[0].log);
+    }
+    let _ = writeln!(
+        out,
+        "\nMore: `cudnnlog explain PATTERN-ID` for a pattern, `cudnnlog explain CAUSE-ID` for a cause."
+    );
+}
+
+fn explain_cause(catalog: &Catalog, id: &str, out: &mut String) {
+    let cause = catalog.cause(id).expect("checked by the caller");
+    let _ = writeln!(out, "{} — {}", cause.id, cause.title);
+    let _ = writeln!(out, "root cause\n");
+    wrap(out, "", &cause.what);
+    let _ = writeln!(out, "\nWhat to do:");
+    for r in &cause.remediations {
+        bullet(out, "", r);
+    }
+    let mut listed: Vec<(&Pattern, f64)> = catalog
+        .patterns()
+        .iter()
+        .filter_map(|p| p.causes.iter().find(|c| c.id == id).map(|c| (p, c.prior)))
+        .collect();
+    listed.sort_by(|a, b| b.1.total_cmp(&a.1));
+    if !listed.is_empty() {
+        let _ = writeln!(out, "\nSuspected for (pattern, class, prior):");
+        for (p, prior) in &listed {
+            let _ = writeln!(out, "  {:<44} {:<24} {prior:.2}", p.id, p.class);
+        }
+        let p = listed[0].0;
+        let _ = writeln!(out, "\nExample ({}):", p.id);
+        indented_log(out, &p.examples[0].log);
+    }
+}
+
+fn explain_pattern(catalog: &Catalog, p: &Pattern, out: &mut String) {
+    let _ = writeln!(out, "{} — {}", p.id, p.summary);
+    let _ = writeln!(
+        out,
+        "pattern · class {} · severity {} · {:?} since {} · {}\n",
+        p.class,
+        p.severity.as_str(),
+        p.status,
+        p.since,
+        p.file
+    );
+    let _ = writeln!(out, "What it matches:");
+    wrap(out, "  ", &p.doc.what);
+    let _ = writeln!(out, "\nWhy it happens:");
+    wrap(out, "  ", &p.doc.why);
+    let _ = writeln!(out, "\nAnchors: {:?}", p.anchors);
+    let _ = writeln!(out, "Regex:   {}", p.regex.as_str());
+    if !p.reject.is_empty() {
+        let _ = writeln!(out, "Reject:  {:?}", p.reject);
+    }
+    if !p.causes.is_empty() {
+        let _ = writeln!(out, "\nLikely causes:");
+        for c in &p.causes {
+            let title = catalog.cause(&c.id).map_or("", |k| k.title.as_str());
+            let _ = writeln!(out, "  {:<20} {:.2}  {title}", c.id, c.prior);
+        }
+    }
+    if !p.remediations.is_empty() {
+        let _ = writeln!(out, "\nWhat to do:");
+        for r in &p.remediations {
+            bullet(out, "", r);
+        }
+    }
+    for (i, ex) in p.examples.iter().enumerate() {
+        let _ = writeln!(out, "\nExample {}:", i + 1);
+        indented_log(out, &ex.log);
+    }
+    for (i, cx) in p.counterexamples.iter().enumerate() {
+        let why = cx
+            .why
+            .as_deref()
+            .map_or(String::new(), |w| format!(" ({w})"));
+        let _ = writeln!(out, "\nNot matched {}{why}:", i + 1);
+        indented_log(out, &cx.log);
+    }
+}
+
+#[derive(Tabled)]
+struct Row {
+    #[tabled(rename = "PATTERN")]
+    id: String,
+    #[tabled(rename = "CLASS")]
+    class: String,
+    #[tabled(rename = "SEVERITY")]
+    severity: &'static str,
+    #[tabled(rename = "STATUS")]
+    status: &'static str,
+    #[tabled(rename = "SUMMARY")]
+    summary: String,
+}
+
+/// Writes the catalog's patterns as a table, sorted by class.
+pub fn list_table(out: &mut impl Write, patterns: &[&Pattern]) -> std::io::Result<()> {
+    let rows = patterns.iter().map(|p| Row {
+        id: sanitize(&p.id),
+        class: sanitize(&p.class),
+        severity: p.severity.as_str(),
+        status: match p.status {
+            cudnnlog::catalog::Status::Stable => "stable",
+            cudnnlog::catalog::Status::Preview => "preview",
+        },
+        summary: sanitize(&p.summary),
+    });
+    let mut table = Table::new(rows);
+    table
+        .with(Style::sharp())
+        .with(Modify::new(Columns::single(4)).with(Width::wrap(60).keep_words(true)));
+    writeln!(out, "{table}")?;
+    writeln!(out, "{} patterns", patterns.len())
+}
+
+/// The catalog's patterns as JSON values.
+pub fn list_json(patterns: &[&Pattern]) -> serde_json::Value {
+    patterns
+        .iter()
+        .map(|p| {
+            serde_json::json!({
+                "id": p.id,
+                "class": p.class,
+                "severity": p.severity,
+                "status": p.status,
+                "since": p.since,
+                "summary": p.summary,
+                "anchors": p.anchors,
+                "file": p.file,
+            })
+        })
+        .collect()
+}
