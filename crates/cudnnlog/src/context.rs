@@ -71,9 +71,9 @@ pub fn progress_of(line: &[u8]) -> Progress {
 }
 
 /// The progress reported by the last marker line before `offset`, looking
-/// back at most 1 MiB.
-pub(crate) fn progress_before(hay: &[u8], offset: usize) -> Progress {
-    let from = offset.saturating_sub(STEP_LOOKBACK);
+/// back at most `lookback` bytes (and never more than 1 MiB).
+pub(crate) fn progress_before(hay: &[u8], offset: usize, lookback: usize) -> Progress {
+    let from = offset.saturating_sub(STEP_LOOKBACK.min(lookback));
     let span = &hay[from..offset];
     let Some(m) = marker().find_iter(span).last() else {
         return Progress::default();
@@ -87,11 +87,16 @@ pub(crate) fn progress_before(hay: &[u8], offset: usize) -> Progress {
 const TIMESTAMP_LOOKBACK: usize = 256;
 
 /// The timestamp of the nearest line before `offset` whose prefix has one,
-/// looking back at most 256 lines.
-pub(crate) fn timestamp_before(hay: &[u8], offset: usize) -> Option<crate::prefix::Timestamp> {
+/// looking back at most 256 lines and `lookback` bytes.
+pub(crate) fn timestamp_before(
+    hay: &[u8],
+    offset: usize,
+    lookback: usize,
+) -> Option<crate::prefix::Timestamp> {
+    let floor = offset.saturating_sub(lookback);
     let mut end = offset;
     for _ in 0..TIMESTAMP_LOOKBACK {
-        if end == 0 {
+        if end <= floor || end == 0 {
             return None;
         }
         let start = memchr::memrchr(b'\n', &hay[..end - 1]).map_or(0, |p| p + 1);
@@ -143,13 +148,16 @@ mod tests {
         );
         assert_eq!(progress_of(b"iteration 500 done").step, Some(500));
         let hay = b"epoch 1 step 4 ok\nscaler.step(opt)\nTraceback\n";
-        assert_eq!(progress_before(hay, hay.len()).step, Some(4));
-        assert_eq!(progress_before(b"nothing here", 12), Progress::default());
+        assert_eq!(progress_before(hay, hay.len(), usize::MAX).step, Some(4));
+        assert_eq!(
+            progress_before(b"nothing here", 12, usize::MAX),
+            Progress::default()
+        );
         let hay = b"2026-11-29 19:41:04,724 INFO x\nTraceback\n  File\nValueError\n";
         assert_eq!(
-            timestamp_before(hay, 41).unwrap().to_string(),
+            timestamp_before(hay, 41, usize::MAX).unwrap().to_string(),
             "2026-11-29T19:41:04.724"
         );
-        assert_eq!(timestamp_before(hay, 0), None);
+        assert_eq!(timestamp_before(hay, 0, usize::MAX), None);
     }
 }

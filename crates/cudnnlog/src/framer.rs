@@ -37,6 +37,9 @@ const PARAGRAPH_OPENERS: &[&[u8]] = &[
     b"Detected at node",
 ];
 
+/// Terminal widths at which consoles hard-wrap long lines.
+const WRAP_WIDTHS: &[usize] = &[80, 100, 120, 132, 160, 200, 250];
+
 /// Lines a torchrun summary block may have.
 const MAX_SUMMARY: u32 = 1000;
 
@@ -52,6 +55,9 @@ pub struct Line {
     pub prefix: Prefix,
     /// The line holds an escape byte, so its text must be stripped.
     pub has_escape: bool,
+    /// The line is the rest of the previous one, cut by a console that
+    /// wraps at a fixed width: the event's text joins them with no newline.
+    pub wrapped: bool,
 }
 
 impl Line {
@@ -105,7 +111,7 @@ impl Event<'_> {
         out.clear();
         line_at.clear();
         for (i, line) in self.lines.iter().enumerate() {
-            if i > 0 {
+            if i > 0 && !line.wrapped {
                 out.push('\n');
             }
             line_at.push(out.len());
@@ -248,6 +254,29 @@ pub struct Framer {
     pool: Vec<Vec<Line>>,
     last_origin: Option<Option<Origin>>,
     scratch: Vec<u8>,
+    /// End and width of the previous physical line, to spot hard wraps.
+    prev_end: Option<usize>,
+    prev_width: usize,
+    /// The width the region being framed was hard-wrapped at, if it was.
+    wrap_width: Option<usize>,
+}
+
+/// The width `hay[range]` was hard-wrapped at, if it looks wrapped: no line
+/// is longer than a common terminal width and at least two lines are exactly
+/// that wide. An unwrapped log has longer lines (tracebacks, allocator
+/// messages), so a line that merely happens to be 80 bytes long is not
+/// taken for a wrap.
+fn wrap_width(hay: &[u8], range: Range<usize>) -> Option<usize> {
+    let (mut widest, mut count) = (0usize, 0u32);
+    for (s, e) in lines(hay, range) {
+        let w = e - s;
+        if w > widest {
+            (widest, count) = (w, 1);
+        } else if w == widest {
+            count += 1;
+        }
+    }
+    (WRAP_WIDTHS.contains(&widest) && count >= 2).then_some(widest)
 }
 
 enum Step {
@@ -266,6 +295,7 @@ impl Framer {
     /// Frames `hay[range]` (which must start at a line start) and calls
     /// `emit` for every event, including those still open at the end.
     pub fn frame(&mut self, hay: &[u8], range: Range<usize>, emit: &mut dyn FnMut(&Event<'_>)) {
+        self.wrap_width = wrap_width(hay, range.clone());
         for (start, end) in lines(hay, range) {
             let raw = &hay[start..end];
             let has_escape = ansi::has_escape(raw);
@@ -279,16 +309,53 @@ impl Framer {
             };
             let prefix = parse_prefix(text);
             let body = &text[prefix.body..];
-            let line = Line {
+            let mut line = Line {
                 start,
                 end,
                 prefix,
                 has_escape,
+                wrapped: false,
             };
-            self.push_line(line, shape(body), body, emit);
+            let sh = shape(body);
+            if self.continues_wrap(&line, sh) {
+                line.wrapped = true;
+                let o = self
+                    .open
+                    .iter_mut()
+                    .find(|o| o.lines.last().map(|l| l.end) == self.prev_end)
+                    .expect("continues_wrap found the event");
+                o.lines.push(line);
+                self.prev_end = Some(end);
+                self.prev_width = end - start;
+                self.scratch = scratch;
+                continue;
+            }
+            self.prev_end = Some(end);
+            self.prev_width = end - start;
+            self.push_line(line, sh, body, emit);
             self.scratch = scratch;
         }
         self.flush(emit);
+    }
+
+    /// Whether `line` is the rest of the previous physical line, cut by a
+    /// console that wraps at a fixed width: the region was wrapped (see
+    /// [`wrap_width`]), the previous line is exactly that wide, and this one
+    /// has no prefix of its own and starts with no blank or block marker.
+    fn continues_wrap(&self, line: &Line, sh: Shape) -> bool {
+        if sh != Shape::Other
+            || line.prefix.origin.is_some()
+            || line.prefix.starts_record()
+            || self.wrap_width != Some(self.prev_width)
+        {
+            return false;
+        }
+        let Some(prev_end) = self.prev_end else {
+            return false;
+        };
+        self.open
+            .iter()
+            .any(|o| o.lines.last().map(|l| l.end) == Some(prev_end))
     }
 
     /// Closes every open event.
@@ -297,6 +364,7 @@ impl Framer {
             self.close(open, emit);
         }
         self.last_origin = None;
+        self.prev_end = None;
     }
 
     fn push_line(&mut self, line: Line, sh: Shape, body: &[u8], emit: &mut dyn FnMut(&Event<'_>)) {

@@ -22,7 +22,9 @@ pub enum Origin {
     /// A distributed rank: `[rank3]:`, `[default3]:`, `[3,0]<stderr>:`.
     Rank(u32),
     /// A process known by host and pid only, as NCCL prints it
-    /// (`host:pid:tid [dev] NCCL …`): the hash of `host:pid`.
+    /// (`host:pid:tid [dev] NCCL …`): the hash of `host:pid`; or a
+    /// container known by its compose service tag (`trainer-1  | `): the
+    /// hash of the service name.
     Process(u64),
 }
 
@@ -118,6 +120,13 @@ impl Prefix {
 pub fn parse_prefix(line: &[u8]) -> Prefix {
     let mut p = Prefix::default();
     let mut rest = line;
+    // A container tag comes first, and names the writer unless a rank tag
+    // after it is more precise.
+    let mut container_origin = None;
+    if let Ok((r, o)) = container(rest) {
+        container_origin = Some(o);
+        rest = r;
+    }
     // A prefix kind is taken at most once, in any order; four rounds are
     // enough for the deepest real stacks (container tag, rank, time, level).
     for _ in 0..5 {
@@ -156,6 +165,7 @@ pub fn parse_prefix(line: &[u8]) -> Prefix {
         }
         break;
     }
+    p.origin = p.origin.or(container_origin);
     p.body = line.len() - rest.len();
     p
 }
@@ -244,6 +254,25 @@ fn nccl_origin(i: &[u8]) -> Res<'_, Origin> {
         )));
     }
     Ok((rest, Origin::Process(fnv1a(hp))))
+}
+
+/// The service tag of `docker compose logs`: `trainer-1  | ` (compose v2)
+/// or `trainer_1  | ` (v1). The name must end in a replica number, so that
+/// a table row such as `epoch  | loss` is not taken for a tag.
+fn container(i: &[u8]) -> Res<'_, Origin> {
+    let (rest, name) = terminated(
+        take_while1(|c: u8| c.is_ascii_alphanumeric() || c == b'-' || c == b'_' || c == b'.'),
+        tuple((take_while1(|c: u8| c == b' '), char('|'), opt(char(' ')))),
+    )(i)?;
+    let digits = name.iter().rev().take_while(|c| c.is_ascii_digit()).count();
+    let head = &name[..name.len() - digits];
+    if digits == 0 || !(head.ends_with(b"-") || head.ends_with(b"_")) || head.len() < 2 {
+        return Err(nom::Err::Error(nom::error::Error::new(
+            i,
+            nom::error::ErrorKind::Verify,
+        )));
+    }
+    Ok((rest, Origin::Process(fnv1a(name))))
 }
 
 fn fnv1a(bytes: &[u8]) -> u64 {
@@ -415,6 +444,30 @@ mod tests {
     fn body(line: &str) -> (&str, Prefix) {
         let p = parse_prefix(line.as_bytes());
         (&line[p.body..], p)
+    }
+
+    #[test]
+    fn compose_service_tags() {
+        let (b, p) = body("trainer-1  | [rank1]: torch.OutOfMemoryError: CUDA out of memory.");
+        assert_eq!(b, "torch.OutOfMemoryError: CUDA out of memory.");
+        assert_eq!(p.origin, Some(Origin::Rank(1)));
+        let (b, p) = body("worker_2    | 2026-11-29 19:40:51,487 ERROR boom");
+        assert_eq!(b, "boom");
+        assert!(matches!(p.origin, Some(Origin::Process(_))));
+        assert_eq!(p.level, Some(Level::Error));
+        let (b, p) = body("trainer-1  |");
+        assert_eq!(b, "");
+        assert!(p.origin.is_some());
+        // Table rows and shell pipes are not tags.
+        for line in [
+            "epoch  | loss | acc",
+            "step_x | 12",
+            "cat a | grep b",
+            "-1 | x",
+        ] {
+            let (b, _) = body(line);
+            assert_eq!(b, line);
+        }
     }
 
     #[test]

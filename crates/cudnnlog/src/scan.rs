@@ -330,6 +330,7 @@ impl Scanner {
             hay,
             base: st.base,
             source: st.source,
+            lookback: self.config.back,
         })
     }
 

@@ -52,6 +52,10 @@ pub struct Window<'a> {
     pub(crate) hay: &'a [u8],
     pub(crate) base: u64,
     pub(crate) source: usize,
+    /// How far back context lookups reach: the scanner's `context_before`,
+    /// which a streaming scan always keeps, so that mapped and streamed
+    /// scans see the same context.
+    pub(crate) lookback: usize,
 }
 
 impl Window<'_> {
@@ -66,22 +70,24 @@ impl Window<'_> {
     }
 
     /// The timestamp of the nearest earlier line that has one (at most 256
-    /// lines back), for lines that carry none themselves.
+    /// lines and the scanner's `context_before` back), for lines that carry
+    /// none themselves.
     pub fn timestamp_before(&self, byte: u64) -> Option<Timestamp> {
         if !self.contains(byte) {
             return None;
         }
-        crate::context::timestamp_before(self.hay, (byte - self.base) as usize)
+        crate::context::timestamp_before(self.hay, (byte - self.base) as usize, self.lookback)
     }
 
     /// The training progress (step, epoch) the log reported last before the
     /// absolute byte offset `byte`; empty when the offset is outside the
-    /// window or no marker is found within 1 MiB before it.
+    /// window or no marker is found within the scanner's `context_before`
+    /// (at most 1 MiB) before it.
     pub fn progress_before(&self, byte: u64) -> Progress {
         if !self.contains(byte) {
             return Progress::default();
         }
-        progress_before(self.hay, (byte - self.base) as usize)
+        progress_before(self.hay, (byte - self.base) as usize, self.lookback)
     }
 }
 

@@ -11,7 +11,13 @@ const DUP_GPU: &[u8] =
     include_bytes!("../../../fixtures/real/h200-torchrun-nccl-duplicate-gpu.log");
 
 fn report_slice(bytes: &[u8]) -> Report {
-    let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    report_slice_with(bytes, 256 << 10)
+}
+
+fn report_slice_with(bytes: &[u8], context: usize) -> Report {
+    let scanner = ScannerBuilder::new()
+        .context_before(context)
+        .build(Catalog::builtin().unwrap());
     let mut sink = FindingsSink::new(scanner.catalog());
     let info = scanner.scan_slice(0, bytes, &mut sink).unwrap();
     sink.into_report(vec![info])
@@ -96,6 +102,7 @@ fn streaming_in_small_blocks_gives_the_same_report() {
     );
     for (block, context) in [(4096, 4096), (5000, 20000), (1 << 20, 64 << 10)] {
         let mut streamed = report_stream(&log, block, context);
+        let whole = report_slice_with(&log, context);
         streamed.sources[0].path = whole.sources[0].path.clone();
         assert_eq!(streamed, whole, "block {block}, context {context}");
     }
@@ -125,4 +132,74 @@ fn empty_input_is_clean() {
     let r = report_slice(b"");
     assert!(r.findings.is_empty());
     assert_eq!((r.sources[0].bytes, r.sources[0].lines), (0, 0));
+}
+
+/// What a finding says, apart from where: a mangled copy of a log must say
+/// the same.
+fn gist(r: &Report) -> Vec<String> {
+    r.findings
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {:?} x{} ranks={:?} facts={:?} step={:?} message={}",
+                f.class, f.severity, f.count, f.ranks, f.facts, f.first.step, f.message
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn hard_wrapped_console_logs_give_the_same_findings() {
+    // `fold -w 80` / `fold -w 120` of real captures (fixtures/derived/make.sh).
+    let pairs: [(&[u8], &[u8]); 2] = [
+        (
+            OOM,
+            include_bytes!("../../../fixtures/derived/h200-torch-oom-amp-train.wrapped80.log"),
+        ),
+        (
+            include_bytes!("../../../fixtures/gpu/h200-g06_torch_illegal_address.log"),
+            include_bytes!(
+                "../../../fixtures/derived/h200-g06_torch_illegal_address.wrapped120.log"
+            ),
+        ),
+    ];
+    for (original, wrapped) in pairs {
+        let (a, b) = (report_slice(original), report_slice(wrapped));
+        assert!(!a.findings.is_empty());
+        assert_eq!(gist(&a), gist(&b));
+    }
+}
+
+#[test]
+fn compose_prefixes_and_crlf_give_the_same_findings() {
+    let pairs: [(&[u8], &[u8]); 2] = [
+        (
+            include_bytes!("../../../fixtures/gpu/h200-g17_torchrun_oom_cascade.log"),
+            include_bytes!("../../../fixtures/derived/h200-g17_torchrun_oom_cascade.compose.log"),
+        ),
+        (
+            include_bytes!("../../../fixtures/gpu/h200-g09_torch_device_mismatch.log"),
+            include_bytes!("../../../fixtures/derived/h200-g09_torch_device_mismatch.crlf.log"),
+        ),
+    ];
+    for (original, mangled) in pairs {
+        let (a, b) = (report_slice(original), report_slice(mangled));
+        assert!(!a.findings.is_empty());
+        assert_eq!(gist(&a), gist(&b));
+    }
+}
+
+#[test]
+fn an_exact_width_line_in_an_unwrapped_log_is_not_joined() {
+    // The code line is exactly 80 bytes; the log has longer lines, so it was
+    // not wrapped, and the exception line stays a line of its own.
+    let code = format!("    {}", "x".repeat(76));
+    assert_eq!(code.len(), 80);
+    let log = format!(
+        "Traceback (most recent call last):\n  File \"/home/user/train/t.py\", line 3, in <module>\n{code}\n\
+         RuntimeError: CUDA error: an illegal memory access was encountered\n{}\n",
+        "y".repeat(200)
+    );
+    let r = report_slice(log.as_bytes());
+    assert_eq!(r.primary.as_deref(), Some("cuda.illegal_address"));
 }
