@@ -1,41 +1,10 @@
 //! The `cudnnlog` binary as a user runs it: exit codes, standard input,
 //! errors, output formats, and the golden reports of the fixtures.
 
-use std::io::Write;
+mod common;
+
+use common::{cudnnlog, json, root};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-fn cudnnlog(args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cudnnlog"))
-        .args(args)
-        .current_dir(root())
-        .env_remove("NO_COLOR")
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    if let Some(input) = stdin {
-        child.stdin.take().unwrap().write_all(input).unwrap();
-    }
-    child.wait_with_output().unwrap()
-}
-
-fn json(out: &Output) -> cudnnlog::Report {
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
-}
 
 #[test]
 fn oom_log_exits_1_and_names_the_class_and_place() {
@@ -58,18 +27,15 @@ fn oom_log_exits_1_and_names_the_class_and_place() {
 #[test]
 fn healthy_logs_exit_0_with_no_findings() {
     for name in [
-        "h200-torch-healthy-train",
-        "h200-torch-conv-sweep-clean",
-        "h200-torch-big-conv-clean",
-        "h200-collect-env-nvidia-smi",
+        "real/h200-torch-healthy-train",
+        "real/h200-torch-conv-sweep-clean",
+        "real/h200-torch-big-conv-clean",
+        "real/h200-collect-env-nvidia-smi",
+        "gpu/h200-g23_jax_cudnn_hidden",
+        "synthetic/healthy-chatter",
     ] {
         let out = cudnnlog(
-            &[
-                "scan",
-                "--format",
-                "json",
-                &format!("fixtures/real/{name}.log"),
-            ],
+            &["scan", "--format", "json", &format!("fixtures/{name}.log")],
             None,
         );
         assert_eq!(out.status.code(), Some(0), "{name}");

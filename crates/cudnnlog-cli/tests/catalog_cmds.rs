@@ -1,0 +1,220 @@
+//! `cudnnlog explain`, `patterns list`, `patterns check` and `--patterns`
+//! over the real binary.
+
+mod common;
+
+use common::{cudnnlog, json};
+use cudnnlog::Catalog;
+use std::path::PathBuf;
+
+/// A scratch directory removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("cudnnlog-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    fn write(&self, file: &str, text: &str) {
+        std::fs::write(self.0.join(file), text).unwrap();
+    }
+
+    fn path(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+#[test]
+fn every_class_and_cause_has_an_explanation_with_a_fix_and_an_example() {
+    let catalog = Catalog::builtin().unwrap();
+    let ids = catalog
+        .classes()
+        .iter()
+        .map(|c| c.id.clone())
+        .chain(catalog.causes().iter().map(|c| c.id.clone()));
+    for id in ids {
+        let out = cudnnlog(&["explain", &id], None);
+        assert_eq!(out.status.code(), Some(0), "{id}");
+        let text = stdout(&out);
+        assert!(text.starts_with(&format!("{id} — ")), "{id}:\n{text}");
+        assert!(text.contains("What to do"), "{id} has no fix:\n{text}");
+        assert!(text.contains("Example ("), "{id} has no example:\n{text}");
+    }
+}
+
+#[test]
+fn explain_a_pattern_shows_its_rule_page() {
+    let out = cudnnlog(&["explain", "cuda-oom-pytorch-allocator"], None);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    for part in [
+        "class cuda.oom",
+        "What it matches:",
+        "Why it happens:",
+        "Anchors:",
+        "Likely causes:",
+        "Example 1:",
+        "Not matched 1",
+    ] {
+        assert!(text.contains(part), "{part}:\n{text}");
+    }
+}
+
+#[test]
+fn explain_an_unknown_id_exits_2_and_suggests() {
+    let out = cudnnlog(&["explain", "oom"], None);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("no class, cause or pattern has the id \"oom\"") && err.contains("cuda.oom"),
+        "{err}"
+    );
+}
+
+#[test]
+fn patterns_list_shows_every_pattern() {
+    let catalog = Catalog::builtin().unwrap();
+    let out = cudnnlog(&["patterns", "list", "--format", "json"], None);
+    assert_eq!(out.status.code(), Some(0));
+    let listed: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(listed.len(), catalog.patterns().len());
+    let table = stdout(&cudnnlog(&["patterns", "list"], None));
+    for p in catalog.patterns() {
+        assert!(table.contains(&p.id), "{} missing from the table", p.id);
+    }
+    let cudnn = cudnnlog(
+        &["patterns", "list", "--class", "cudnn", "--format", "json"],
+        None,
+    );
+    let only: Vec<serde_json::Value> = serde_json::from_slice(&cudnn.stdout).unwrap();
+    assert!(!only.is_empty());
+    assert!(only
+        .iter()
+        .all(|p| p["class"].as_str().unwrap().starts_with("cudnn.")));
+}
+
+#[test]
+fn patterns_check_passes_on_the_builtin_catalog() {
+    let out = cudnnlog(&["patterns", "check"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(stdout(&out).contains("all pass"));
+}
+
+const MY_PATTERN: &str = r#"id = "my-checkpoint-upload"
+class = "python.exception"
+severity = "error"
+status = "stable"
+since = "0.1.0"
+summary = "The checkpoint upload to the object store failed."
+anchors = ["CheckpointUploadError"]
+regex = '''CheckpointUploadError: shard (?P<shard>\d+)'''
+[doc]
+what = "Our uploader's exception."
+why = "The store throttles us."
+[[causes]]
+id = "comm_failure"
+prior = 0.5
+[[examples]]
+log = '''
+ERROR ckpt: CheckpointUploadError: shard 17 after 5 retries
+'''
+[examples.facts]
+shard = "17"
+[[counterexamples]]
+log = '''
+INFO ckpt: no CheckpointUploadError so far
+'''
+"#;
+
+#[test]
+fn patterns_check_runs_a_user_directory() {
+    let dir = TempDir::new("check-ok");
+    dir.write("my-checkpoint-upload.toml", MY_PATTERN);
+    let out = cudnnlog(&["patterns", "check", dir.path()], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(stdout(&out).starts_with("1 patterns, 1 examples, 1 counterexamples: all pass"));
+
+    // A failing example and a matching counterexample: exit 1, each named.
+    let broken = MY_PATTERN
+        .replace("shard = \"17\"", "shard = \"18\"")
+        .replace(
+            "no CheckpointUploadError so far",
+            "CheckpointUploadError: shard 3",
+        );
+    dir.write("my-checkpoint-upload.toml", &broken);
+    let out = cudnnlog(&["patterns", "check", dir.path()], None);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(
+        text.contains("example 1: fact shard: expected \"18\"")
+            && text.contains("counterexample 1: matches"),
+        "{text}"
+    );
+
+    // A malformed file: exit 2 naming the file and the field.
+    dir.write(
+        "my-checkpoint-upload.toml",
+        &MY_PATTERN.replace("severity = \"error\"", "severity = \"fatal\""),
+    );
+    let out = cudnnlog(&["patterns", "check", dir.path()], None);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("my-checkpoint-upload.toml") && err.contains("field `severity`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_user_pattern_adds_to_a_scan_and_replaces_a_builtin_of_the_same_id() {
+    let dir = TempDir::new("scan-user");
+    dir.write("my-checkpoint-upload.toml", MY_PATTERN);
+    let log =
+        b"2026-11-29 19:41:05,500 ERROR ckpt: CheckpointUploadError: shard 17 after 5 retries\n";
+    let out = cudnnlog(
+        &["scan", "--format", "json", "--patterns", dir.path(), "-"],
+        Some(log),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let r = json(&out);
+    assert_eq!(r.findings.len(), 1);
+    assert_eq!(r.findings[0].pattern, "my-checkpoint-upload");
+
+    // Demote PyTorch's OOM to a warning by overriding the built-in pattern.
+    let catalog = Catalog::builtin().unwrap();
+    let builtin = catalog.pattern("cuda-oom-pytorch-allocator").unwrap();
+    let text = std::fs::read_to_string(common::root().join(&builtin.file)).unwrap();
+    dir.write(
+        "cuda-oom-pytorch-allocator.toml",
+        &text.replacen("severity = \"error\"", "severity = \"warning\"", 1),
+    );
+    let out = cudnnlog(
+        &[
+            "scan",
+            "--format",
+            "json",
+            "--patterns",
+            dir.path(),
+            "fixtures/real/h200-torch-oom-amp-train.log",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let r = json(&out);
+    let oom = r.findings.iter().find(|f| f.class == "cuda.oom").unwrap();
+    assert_eq!(oom.severity, cudnnlog::catalog::Severity::Warning);
+    assert_eq!(r.primary, None);
+}
