@@ -263,3 +263,101 @@ fn real_gpu_captures_of_each_framework_are_out_of_memory() {
         assert_eq!(r.findings[0].first.line, line, "{name}");
     }
 }
+
+/// Each real capture of `fixtures/gpu/` (see its README) is reported as the
+/// failure the scenario provoked, on the line where it shows, with the
+/// classes that legitimately come with it and no others of severity error.
+#[test]
+fn real_gpu_captures_are_classified() {
+    // (log, primary class, its line, other error classes expected)
+    let cases: &[(&str, &str, u64, &[&str])] = &[
+        (
+            "h200-g06_torch_illegal_address",
+            "cuda.illegal_address",
+            8,
+            &[],
+        ),
+        ("h200-g07_torch_matmul_gpu_full", "cuda.oom", 6, &[]),
+        (
+            "h200-g08_torch_deterministic",
+            "torch.nondeterministic",
+            17,
+            &[],
+        ),
+        (
+            "h200-g09_torch_device_mismatch",
+            "torch.device_mismatch",
+            24,
+            &[],
+        ),
+        ("h200-g10_torch_invalid_ordinal", "cuda.no_device", 6, &[]),
+        ("h200-g10_torch_no_visible_gpu", "cuda.no_device", 8, &[]),
+        ("h200-g11_jax_no_visible_gpu", "cuda.no_device", 10, &[]),
+        ("h200-g12_torch_nan_loss", "train.nan_loss", 4, &[]),
+        ("h200-g13_torch_anomaly_nan", "train.nan_loss", 17, &[]),
+        ("h200-g14_host_oom_numpy", "host.oom", 9, &[]),
+        ("h200-g14_host_oom_python", "host.oom", 6, &[]),
+        ("h200-g15_segfault", "proc.segfault", 2, &[]),
+        (
+            "h200-g16_torchrun_child_sigkill",
+            "host.oom_killed",
+            12,
+            &[],
+        ),
+        ("h200-g16_torchrun_child_sigsegv", "proc.segfault", 12, &[]),
+        ("h200-g17_torchrun_oom_cascade", "cuda.oom", 15, &[]),
+        (
+            "h200-g18_cuda_illegal_address",
+            "cuda.illegal_address",
+            1,
+            &[],
+        ),
+        ("h200-g19_cuda_launch_trap", "cuda.launch_failure", 1, &[]),
+        ("h200-g20_cublas_invalid", "cublas.error", 1, &[]),
+        ("h200-g21_cudnn_status", "cudnn.bad_param", 3, &[]),
+        (
+            "h200-g22_torch_cudnn_preload",
+            "cudnn.version_mismatch",
+            11,
+            &[],
+        ),
+        (
+            "h200-g23_torch_cudnn_hidden",
+            "cudnn.version_mismatch",
+            11,
+            &[],
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (name, class, line, others) in cases {
+        let out = cudnnlog(
+            &[
+                "scan",
+                "--format",
+                "json",
+                &format!("fixtures/gpu/{name}.log"),
+            ],
+            None,
+        );
+        let r = json(&out);
+        let errors: Vec<(&str, u64)> = r
+            .findings
+            .iter()
+            .filter(|f| f.severity == cudnnlog::catalog::Severity::Error)
+            .map(|f| (f.class.as_str(), f.first.line))
+            .collect();
+        let primary = r
+            .findings
+            .iter()
+            .find(|f| Some(&f.class) == r.primary.as_ref());
+        let got = primary.map(|f| (f.class.as_str(), f.first.line));
+        let unexpected: Vec<_> = errors
+            .iter()
+            .filter(|(c, _)| c != class && !others.contains(c))
+            .collect();
+        if got != Some((class, *line)) || !unexpected.is_empty() || out.status.code() != Some(1) {
+            wrong.push(format!("{name}: primary {got:?}, errors {errors:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

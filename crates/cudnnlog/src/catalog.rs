@@ -69,8 +69,23 @@ pub struct Class {
     pub id: String,
     /// `cudnn`, `cuda`, `distributed`, `framework` or `job`.
     pub family: String,
+    /// Whether the class names what failed or only the status it returned.
+    #[serde(default)]
+    pub kind: ClassKind,
     pub title: String,
     pub summary: String,
+}
+
+/// What a class names: a failure the log shows, or a status code a failure
+/// carries. On one line, a symptom outranks a status for `primary`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClassKind {
+    /// What went wrong: `cudnn.not_initialized`, `cuda.oom`, …
+    #[default]
+    Symptom,
+    /// A status word a library returned: `cudnn.internal_error`, …
+    Status,
 }
 
 /// A root cause: shared by patterns, with its remediations written once.

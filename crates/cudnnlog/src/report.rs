@@ -177,7 +177,16 @@ impl<'c> FindingsSink<'c> {
     pub fn into_report(self, sources: Vec<SourceInfo>) -> Report {
         let catalog = self.catalog;
         let mut accs = self.accs;
-        accs.sort_by_key(|a| (a.first.source, a.first.byte, a.class.clone()));
+        // In log order; on one line a symptom before the status it carries.
+        let kind = |class: &str| catalog.class(class).map(|c| c.kind).unwrap_or_default();
+        accs.sort_by_key(|a| {
+            (
+                a.first.source,
+                a.first.byte,
+                kind(&a.class),
+                a.class.clone(),
+            )
+        });
         let findings: Vec<Finding> = accs
             .into_iter()
             .map(|a| {

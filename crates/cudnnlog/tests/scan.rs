@@ -203,3 +203,12 @@ fn an_exact_width_line_in_an_unwrapped_log_is_not_joined() {
     let r = report_slice(log.as_bytes());
     assert_eq!(r.primary.as_deref(), Some("cuda.illegal_address"));
 }
+
+#[test]
+fn a_symptom_outranks_the_status_it_carries() {
+    let log = b"2019-05-22 14:03:11.448913: E tensorflow/stream_executor/cuda/cuda_dnn.cc:329] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n";
+    let r = report_slice(log);
+    let classes: Vec<&str> = r.findings.iter().map(|f| f.class.as_str()).collect();
+    assert_eq!(classes, ["cudnn.not_initialized", "cudnn.internal_error"]);
+    assert_eq!(r.primary.as_deref(), Some("cudnn.not_initialized"));
+}
