@@ -53,6 +53,20 @@ impl Severity {
     }
 }
 
+/// The part of an event a pattern's regex runs on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// The whole event: every line, joined with `\n`.
+    #[default]
+    Event,
+    /// Only the final exception of a Python traceback: its exception line
+    /// and the lines that continue its message. Events that are not
+    /// tracebacks never match. `\A` in the regex anchors at the exception
+    /// line, so `\A(?P<exception>KeyError)` is "the job died of a KeyError".
+    Exception,
+}
+
 /// Whether a pattern is settled or still being tuned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -154,6 +168,8 @@ struct PatternFile {
     remediations: Vec<String>,
     #[serde(default)]
     fallback: u8,
+    #[serde(default)]
+    scope: Scope,
     doc: Doc,
     #[serde(default)]
     causes: Vec<CauseRef>,
@@ -190,6 +206,8 @@ pub struct Pattern {
     /// `python.runtime_error` (1) stands back for any specific class, and
     /// `python.exception` (2) for those and for `python.runtime_error`.
     pub fallback: u8,
+    /// The part of an event the regex runs on.
+    pub scope: Scope,
     pub doc: Doc,
     /// Likely root causes, most likely first.
     pub causes: Vec<CauseRef>,
@@ -572,6 +590,7 @@ fn validate(
         signature: p.signature,
         remediations: p.remediations,
         fallback: p.fallback,
+        scope: p.scope,
         doc: p.doc,
         causes: causes_sorted,
         examples: p.examples,

@@ -7,8 +7,10 @@
 //!
 //! * a Python traceback, from `Traceback (most recent call last):` through the
 //!   exception line and the lines that continue its message, with chained
-//!   tracebacks (`During handling of the above exception…`) kept together and
-//!   a torchrun `ChildFailedError` summary block included;
+//!   tracebacks (`During handling of the above exception…`) and a DataLoader
+//!   worker's `Original Traceback` kept together and a torchrun
+//!   `ChildFailedError` summary block included; the event records which
+//!   line holds the final (uncaught) exception;
 //! * a C++ exception: a message line followed by `Exception raised from …`
 //!   and its `frame #N` lines, or `terminate called after throwing…` with
 //!   its `what():` line;
@@ -91,6 +93,9 @@ pub struct Event<'a> {
     pub kind: EventKind,
     pub origin: Option<Origin>,
     pub lines: &'a [Line],
+    /// For a traceback, the index in `lines` of its final exception line
+    /// (the uncaught exception: the last one of a chain).
+    pub exception: Option<usize>,
 }
 
 impl Event<'_> {
@@ -153,6 +158,9 @@ pub fn lines(hay: &[u8], range: Range<usize>) -> impl Iterator<Item = (usize, us
 enum Shape {
     Blank,
     TracebackStart,
+    /// `Original Traceback (most recent call last):` inside a DataLoader
+    /// worker's re-raised exception message.
+    InnerTraceback,
     ChainMarker,
     Indented,
     CxxRaised,
@@ -170,6 +178,9 @@ fn shape(body: &[u8]) -> Shape {
     }
     if body.starts_with(b"Traceback (most recent call last)") {
         return Shape::TracebackStart;
+    }
+    if body.starts_with(b"Original Traceback (most recent call last)") {
+        return Shape::InnerTraceback;
     }
     if body.starts_with(b"During handling of the above exception")
         || body.starts_with(b"The above exception was the direct cause")
@@ -245,6 +256,7 @@ struct Open {
     state: State,
     lines: Vec<Line>,
     count: u32,
+    exception: Option<usize>,
 }
 
 /// Groups lines into events; reused across regions to keep its buffers.
@@ -418,6 +430,7 @@ impl Framer {
             state,
             lines,
             count: 0,
+            exception: None,
         });
     }
 
@@ -448,11 +461,19 @@ impl Framer {
                 _ => {
                     o.state = State::Message;
                     o.count = 0;
+                    o.exception = Some(o.lines.len());
                     o.lines.push(*line);
                     Step::Keep
                 }
             },
             State::Message => match sh {
+                // The worker's own traceback: its exception line becomes
+                // the event's final exception.
+                Shape::InnerTraceback => {
+                    o.state = State::Frames;
+                    push(o);
+                    Step::Keep
+                }
                 Shape::ChainMarker => {
                     o.state = State::Chained;
                     push(o);
@@ -575,6 +596,7 @@ impl Framer {
             kind: open.kind,
             origin: open.origin,
             lines: &open.lines,
+            exception: open.exception.filter(|&i| i < open.lines.len()),
         });
         open.lines.clear();
         self.pool.push(open.lines);
@@ -614,6 +636,71 @@ mod tests {
         let hay = b"a\r\nb\rc\nd";
         let l: Vec<_> = lines(hay, 0..hay.len()).map(|(s, e)| &hay[s..e]).collect();
         assert_eq!(l, [&b"a"[..], b"b", b"c", b"d"]);
+    }
+
+    /// The final exception line of each traceback event.
+    fn final_exceptions(log: &str) -> Vec<String> {
+        let hay = log.as_bytes();
+        let mut out = Vec::new();
+        Framer::new().frame(hay, 0..hay.len(), &mut |ev: &Event<'_>| {
+            if let Some(i) = ev.exception {
+                let l = ev.lines[i];
+                out.push(String::from_utf8_lossy(&hay[l.start..l.end]).into_owned());
+            }
+        });
+        out
+    }
+
+    #[test]
+    fn the_final_exception_of_a_chain_or_a_worker_is_recorded() {
+        let chained = "\
+Traceback (most recent call last):
+  File \"a.py\", line 1, in <module>
+KeyError: 'x'
+
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File \"a.py\", line 3, in <module>
+ValueError: bad preset
+known presets: a, b
+";
+        assert_eq!(final_exceptions(chained), ["ValueError: bad preset"]);
+        let worker = "\
+Traceback (most recent call last):
+  File \"train.py\", line 88, in <module>
+    for batch in loader:
+FileNotFoundError: Caught FileNotFoundError in DataLoader worker process 3.
+Original Traceback (most recent call last):
+  File \"worker.py\", line 358, in _worker_loop
+    data = fetcher.fetch(index)
+FileNotFoundError: [Errno 2] No such file or directory: 'data/0001.jpg'
+";
+        assert_eq!(
+            final_exceptions(worker),
+            ["FileNotFoundError: [Errno 2] No such file or directory: 'data/0001.jpg'"]
+        );
+    }
+
+    #[test]
+    fn hard_wrapped_lines_are_joined_without_a_newline() {
+        // Wrapped at 80: no line is longer, two are exactly 80.
+        let first = format!("2026-11-29 19:41:04,724 ERROR train: {}", "a".repeat(43));
+        let second = format!("{}b", "c".repeat(79));
+        assert_eq!((first.len(), second.len()), (80, 80));
+        let log =
+            format!("{first}\n{second}\ntail of the message\n2026-11-29 19:41:05,000 INFO next\n");
+        let hay = log.as_bytes();
+        let mut texts = Vec::new();
+        let (mut text, mut at, mut scratch) = (String::new(), Vec::new(), Vec::new());
+        Framer::new().frame(hay, 0..hay.len(), &mut |ev: &Event<'_>| {
+            ev.text_into(hay, &mut text, &mut at, &mut scratch);
+            texts.push(text.clone());
+        });
+        assert_eq!(texts.len(), 2, "{texts:?}");
+        assert!(texts
+            .iter()
+            .any(|t| *t == format!("train: {}{second}tail of the message", "a".repeat(43))));
     }
 
     #[test]

@@ -276,6 +276,8 @@ impl Sink for FindingsSink<'_> {
             Some(i) => {
                 let a = &mut self.accs[i];
                 a.count += 1;
+                // A finding is as serious as its most serious match.
+                a.severity = a.severity.max(m.pattern.severity);
                 a.ranks.extend(m.location.rank);
                 if pos < (a.first.source, a.first.byte) {
                     a.pattern = m.pattern_index;

@@ -17,7 +17,7 @@
 //! straddles two blocks is framed whole; an event is reported by the window
 //! that owns its first candidate line, so it is never reported twice.
 
-use crate::catalog::{anchor_table, Catalog};
+use crate::catalog::{anchor_table, Catalog, Scope};
 use crate::context::LineCounter;
 use crate::error::Error;
 use crate::facts::Fact;
@@ -381,10 +381,21 @@ impl Scanner {
 
         // One match per class per event: the one whose regex captured most.
         let patterns = self.catalog.patterns();
-        let mut best: Vec<(usize, regex::Captures<'_>, usize)> = Vec::new();
+        let mut best: Vec<(usize, regex::Captures<'_>, usize, usize)> = Vec::new();
+        // Where the final exception of a traceback starts in `text`.
+        let exception_at = ev.exception.map(|i| st.line_at[i]);
         for &pi in &st.candidates {
             let p = &patterns[pi as usize];
-            let Some(caps) = p.regex.captures(text) else {
+            // The regex sees its scope as a whole (`\A` at its start);
+            // `base` maps its offsets back into `text`.
+            let base = match p.scope {
+                Scope::Event => 0,
+                Scope::Exception => match exception_at {
+                    Some(at) => at,
+                    None => continue,
+                },
+            };
+            let Some(caps) = p.regex.captures(&text[base..]) else {
                 continue;
             };
             if p.reject.iter().any(|r| text.contains(r.as_str())) {
@@ -393,11 +404,11 @@ impl Scanner {
             let score = caps.iter().filter(|c| c.is_some()).count();
             match best
                 .iter_mut()
-                .find(|(bi, _, _)| patterns[*bi].class == p.class)
+                .find(|(bi, ..)| patterns[*bi].class == p.class)
             {
-                Some(b) if score > b.2 => *b = (pi as usize, caps, score),
+                Some(b) if score > b.2 => *b = (pi as usize, caps, score, base),
                 Some(_) => {}
-                None => best.push((pi as usize, caps, score)),
+                None => best.push((pi as usize, caps, score, base)),
             }
         }
 
@@ -406,14 +417,15 @@ impl Scanner {
             best.retain(|b| patterns[b.0].fallback == level);
         }
 
-        for (pi, caps, _) in &best {
+        for (pi, caps, _, base) in &best {
             let p = &patterns[*pi];
             // A group named `at` marks the finding's place when the regex
             // must first skip text (to reach the last exception of a chain).
-            let at = caps
-                .name(AT_GROUP)
-                .or_else(|| caps.get(0))
-                .map_or(0, |m| m.start());
+            let at = base
+                + caps
+                    .name(AT_GROUP)
+                    .or_else(|| caps.get(0))
+                    .map_or(0, |m| m.start());
             let li = st.line_at.partition_point(|&s| s <= at).saturating_sub(1);
             let line = &ev.lines[li];
             let line_end = text[st.line_at[li]..]
