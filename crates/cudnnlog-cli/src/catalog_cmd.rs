@@ -139,6 +139,16 @@ fn explain_class(catalog: &Catalog, id: &str, out: &mut String) {
         for r in fixes {
             bullet(out, "", r);
         }
+    } else {
+        // Classes outside the GPU stack carry their fixes in the patterns.
+        let _ = writeln!(out, "\nWhat to do:");
+        let mut shown: Vec<&str> = Vec::new();
+        for r in patterns.iter().flat_map(|p| p.remediations.iter()) {
+            if !shown.contains(&r.as_str()) {
+                shown.push(r);
+                bullet(out, "", r);
+            }
+        }
     }
 
     let _ = writeln!(out, "\nPatterns:");
@@ -150,8 +160,10 @@ fn explain_class(catalog: &Catalog, id: &str, out: &mut String) {
         let _ = writeln!(out, "  {}{status}", p.id);
         wrap(out, "    ", &p.summary);
         wrap(out, "    ", &format!("Why: {}", p.doc.why));
-        for r in &p.remediations {
-            bullet(out, "  ", r);
+        if !causes.is_empty() {
+            for r in &p.remediations {
+                bullet(out, "  ", r);
+            }
         }
     }
 
