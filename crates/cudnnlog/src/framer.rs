@@ -172,6 +172,9 @@ enum Shape {
 }
 
 fn shape(body: &[u8]) -> Shape {
+    // PyTorch's DataLoader crash handler ends its message with a NUL byte,
+    // which then leads the next line.
+    let body = &body[body.iter().take_while(|&&c| c == 0).count()..];
     let trimmed = body.trim_ascii();
     if trimmed.is_empty() {
         return Shape::Blank;
@@ -679,6 +682,15 @@ FileNotFoundError: [Errno 2] No such file or directory: 'data/0001.jpg'
         assert_eq!(
             final_exceptions(worker),
             ["FileNotFoundError: [Errno 2] No such file or directory: 'data/0001.jpg'"]
+        );
+    }
+
+    #[test]
+    fn a_nul_before_a_traceback_does_not_hide_it() {
+        let log = "ERROR: Unexpected segmentation fault encountered in worker.\n\0Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nRuntimeError: DataLoader worker (pid 4242) is killed by signal: Segmentation fault.\n";
+        assert_eq!(
+            final_exceptions(log),
+            ["RuntimeError: DataLoader worker (pid 4242) is killed by signal: Segmentation fault."]
         );
     }
 
