@@ -250,10 +250,11 @@ impl Sink for FindingsSink<'_> {
         let pos = (m.location.source, m.location.byte);
         // Findings are few: a linear search with borrowed strings costs less
         // than building an owned key for every match of a burst.
-        let found = self
-            .accs
-            .iter()
-            .position(|a| a.class == m.pattern.class && a.signature == m.signature);
+        let found = self.accs.iter().position(|a| {
+            a.class == m.pattern.class
+                && a.severity == m.pattern.severity
+                && a.signature == m.signature
+        });
         match found {
             None => {
                 self.accs.push(Acc {
@@ -276,8 +277,6 @@ impl Sink for FindingsSink<'_> {
             Some(i) => {
                 let a = &mut self.accs[i];
                 a.count += 1;
-                // A finding is as serious as its most serious match.
-                a.severity = a.severity.max(m.pattern.severity);
                 a.ranks.extend(m.location.rank);
                 if pos < (a.first.source, a.first.byte) {
                     a.pattern = m.pattern_index;
