@@ -233,6 +233,11 @@ fn origin(i: &[u8]) -> Res<'_, Origin> {
             |d| Origin::Rank(parse_u64(d) as u32),
         ),
         nccl_origin,
+        // PyTorch Lightning's rank-zero logger: `[rank: 0] `.
+        map(
+            terminated(delimited(tag("[rank: "), digits, char(']')), opt(char(' '))),
+            |d| Origin::Rank(parse_u64(d) as u32),
+        ),
     ))(i)
 }
 
@@ -346,7 +351,68 @@ fn timestamp_field(i: &[u8]) -> Res<'_, Timestamp> {
             pair(opt(alt((tag(" -"), tag(" |"), tag(":")))), spaces),
         ),
         terminated(dmesg, spaces),
+        terminated(dmesg_human, spaces),
+        syslog,
     ))(i)
+}
+
+/// An English month abbreviation: `Jan` … `Dec`.
+fn month_name(i: &[u8]) -> Res<'_, u32> {
+    const MONTHS: [&[u8]; 12] = [
+        b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov",
+        b"Dec",
+    ];
+    let (r, m) = take_while_m_n(3, 3, |c: u8| c.is_ascii_alphabetic())(i)?;
+    match MONTHS.iter().position(|n| *n == m) {
+        Some(p) => Ok((r, p as u32 + 1)),
+        None => Err(nom::Err::Error(nom::error::Error::new(
+            i,
+            nom::error::ErrorKind::Tag,
+        ))),
+    }
+}
+
+/// A day of the month, space- or zero-padded: ` 9`, `09`, `29`.
+fn day_of_month(i: &[u8]) -> Res<'_, u32> {
+    alt((preceded(char(' '), num_n(1)), num_n(2), num_n(1)))(i)
+}
+
+/// `dmesg -T`: `[Sat Nov 29 19:41:10 2026] `.
+fn dmesg_human(i: &[u8]) -> Res<'_, Timestamp> {
+    let (r, (_, _, _, mo, _, d, _, t, _, y, _)) = tuple((
+        char('['),
+        take_while_m_n(3, 3, |c: u8| c.is_ascii_alphabetic()),
+        char(' '),
+        month_name,
+        char(' '),
+        day_of_month,
+        char(' '),
+        hms,
+        char(' '),
+        num_n(4),
+        char(']'),
+    ))(i)?;
+    Ok((r, make_ts(Some(y), mo, d, t)))
+}
+
+/// syslog and `journalctl`: `Nov 29 19:41:10 node-7 kernel: ` or
+/// `… node-7 python3[4242]: `; the year is not written.
+fn syslog(i: &[u8]) -> Res<'_, Timestamp> {
+    let word = |i| take_while1(|c: u8| !c.is_ascii_whitespace() && c != b':' && c != b'[')(i);
+    let (r, (mo, _, d, _, t, _, _host, _, _tag, _pid, _)) = tuple((
+        month_name,
+        char(' '),
+        day_of_month,
+        char(' '),
+        hms,
+        char(' '),
+        word,
+        char(' '),
+        word,
+        opt(delimited(char('['), digits, char(']'))),
+        pair(char(':'), spaces),
+    ))(i)?;
+    Ok((r, make_ts(None, mo, d, t)))
 }
 
 fn dmesg(i: &[u8]) -> Res<'_, Timestamp> {
@@ -444,6 +510,26 @@ mod tests {
     fn body(line: &str) -> (&str, Prefix) {
         let p = parse_prefix(line.as_bytes());
         (&line[p.body..], p)
+    }
+
+    #[test]
+    fn kernel_log_and_lightning_prefixes() {
+        let (b, p) =
+            body("[Sat Nov 29 19:41:10 2026] Out of memory: Killed process 4242 (python3)");
+        assert_eq!(b, "Out of memory: Killed process 4242 (python3)");
+        assert_eq!(p.timestamp.unwrap().to_string(), "2026-11-29T19:41:10");
+        let (b, p) =
+            body("Nov  9 19:41:10 node-7 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=4242");
+        assert_eq!(b, "NVRM: Xid (PCI:0000:3b:00): 79, pid=4242");
+        assert_eq!(p.timestamp.unwrap().to_string(), "--11-09T19:41:10");
+        let (b, _) = body("Nov 29 19:41:10 node-7 python3[4242]: segfault at 0 ip 00007f");
+        assert_eq!(b, "segfault at 0 ip 00007f");
+        let (b, p) = body("[rank: 1] Epoch 3: loss = nan");
+        assert_eq!(b, "Epoch 3: loss = nan");
+        assert_eq!(p.origin, Some(Origin::Rank(1)));
+        // Prose that starts with a month is not a syslog header.
+        let (b, _) = body("Nov 29 was the day the run failed");
+        assert_eq!(b, "Nov 29 was the day the run failed");
     }
 
     #[test]
