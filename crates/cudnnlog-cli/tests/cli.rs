@@ -329,7 +329,16 @@ fn real_gpu_captures_are_classified() {
         ),
     ];
     let mut wrong = Vec::new();
-    for (name, class, line, others) in cases {
+    let more: &[(&str, &str, u64, &[&str])] = &[
+        ("h200-g24_torch_no_cudnn", "cudnn.library_missing", 7, &[]),
+        (
+            "h200-g25_torch_no_cudnn_graph",
+            "cudnn.library_missing",
+            2,
+            &["proc.segfault"],
+        ),
+    ];
+    for (name, class, line, others) in cases.iter().chain(more) {
         let out = cudnnlog(
             &[
                 "scan",
@@ -360,4 +369,26 @@ fn real_gpu_captures_are_classified() {
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// JAX without cuDNN logs the failure and carries on with the CPU: a warning,
+/// not an error.
+#[test]
+fn jax_falling_back_to_the_cpu_is_a_warning() {
+    let out = cudnnlog(
+        &[
+            "scan",
+            "--format",
+            "json",
+            "fixtures/gpu/h200-g24_jax_no_cudnn.log",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let r = json(&out);
+    assert_eq!(r.primary, None);
+    assert!(r
+        .findings
+        .iter()
+        .any(|f| f.class == "cudnn.library_missing" && f.first.line == 20));
 }
