@@ -292,7 +292,7 @@ fn real_gpu_captures_are_classified() {
         ),
         ("h200-g10_torch_invalid_ordinal", "cuda.no_device", 6, &[]),
         ("h200-g10_torch_no_visible_gpu", "cuda.no_device", 8, &[]),
-        ("h200-g11_jax_no_visible_gpu", "cuda.no_device", 10, &[]),
+        ("h200-g11_jax_no_visible_gpu", "cuda.no_device", 24, &[]),
         ("h200-g12_torch_nan_loss", "train.nan_loss", 4, &[]),
         ("h200-g13_torch_anomaly_nan", "train.nan_loss", 17, &[]),
         ("h200-g14_host_oom_numpy", "host.oom", 9, &[]),
@@ -314,7 +314,7 @@ fn real_gpu_captures_are_classified() {
         ),
         ("h200-g19_cuda_launch_trap", "cuda.launch_failure", 1, &[]),
         ("h200-g20_cublas_invalid", "cublas.error", 1, &[]),
-        ("h200-g21_cudnn_status", "cudnn.bad_param", 3, &[]),
+        ("h200-g21_cudnn_status", "cudnn.bad_param", 7, &[]),
         (
             "h200-g22_torch_cudnn_preload",
             "cudnn.version_mismatch",
@@ -355,10 +355,9 @@ fn real_gpu_captures_are_classified() {
             .filter(|f| f.severity == cudnnlog::catalog::Severity::Error)
             .map(|f| (f.class.as_str(), f.first.line))
             .collect();
-        let primary = r
-            .findings
-            .iter()
-            .find(|f| Some(&f.class) == r.primary.as_ref());
+        let primary = r.findings.iter().find(|f| {
+            Some(&f.class) == r.primary.as_ref() && f.severity == cudnnlog::catalog::Severity::Error
+        });
         let got = primary.map(|f| (f.class.as_str(), f.first.line));
         let unexpected: Vec<_> = errors
             .iter()
