@@ -331,6 +331,27 @@ fn real_gpu_captures_are_classified() {
     let mut wrong = Vec::new();
     let more: &[(&str, &str, u64, &[&str])] = &[
         ("h200-g24_torch_no_cudnn", "cudnn.library_missing", 7, &[]),
+        ("h200-g26_cudnn_fft_stride", "cudnn.not_supported", 1, &[]),
+        (
+            "h200-g26_cudnn_no_visible_gpu",
+            "cudnn.not_initialized",
+            1,
+            &[],
+        ),
+        ("h200-p01_missing_module", "python.missing_module", 5, &[]),
+        ("h200-p02_file_not_found", "python.file_not_found", 15, &[]),
+        ("h200-p03_permission", "python.permission", 4, &[]),
+        ("h200-p04_zero_division", "python.zero_division", 6, &[]),
+        ("h200-p05_assertion", "python.assertion", 6, &[]),
+        ("h200-p06_runtime_error", "python.runtime_error", 23, &[]),
+        ("h200-p07_exception", "python.exception", 6, &[]),
+        // the worker's own exception, under `Original Traceback`
+        (
+            "h200-p08_dataloader_worker",
+            "python.file_not_found",
+            25,
+            &[],
+        ),
         (
             "h200-g25_torch_no_cudnn_graph",
             "cudnn.library_missing",
