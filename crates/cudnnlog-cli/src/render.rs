@@ -142,7 +142,10 @@ pub fn table(
         .findings
         .iter()
         .map(|f| Row {
-            class: f.class.clone(),
+            class: match f.caused_by.and_then(|i| report.findings.get(i)) {
+                Some(cause) => format!("{}\n(fallout of {})", f.class, cause.class),
+                None => f.class.clone(),
+            },
             severity: f.severity.as_str().to_string(),
             count: f.count,
             first: if multi {
@@ -165,6 +168,20 @@ pub fn table(
     if let Some(p) = &report.primary {
         writeln!(out, "primary failure: {}", paint.wrap("1", p))?;
     }
+    environment(out, report)?;
+    for note in &report.cross_run {
+        let runs: Vec<&str> = note
+            .runs
+            .iter()
+            .filter_map(|&i| report.sources.get(i).map(|s| s.path.as_str()))
+            .collect();
+        writeln!(
+            out,
+            "across runs: {} [{}]",
+            sanitize(&note.detail),
+            sanitize(&runs.join(", "))
+        )?;
+    }
 
     for f in report
         .findings
@@ -172,6 +189,28 @@ pub fn table(
         .filter(|f| f.severity == Severity::Error)
     {
         writeln!(out)?;
+        if let Some(cause) = f.caused_by.and_then(|i| report.findings.get(i)) {
+            writeln!(
+                out,
+                "{} {} — {} ({}, {}×): fallout of {} at line {}",
+                paint.wrap("2", "○"),
+                f.class,
+                f.title,
+                paint.severity(f.severity),
+                f.count,
+                cause.class,
+                cause.first.line
+            )?;
+            if let Some(why) = f
+                .causes
+                .iter()
+                .flat_map(|c| &c.evidence)
+                .find(|e| e.starts_with("follows "))
+            {
+                writeln!(out, "  {}", sanitize(why))?;
+            }
+            continue;
+        }
         writeln!(
             out,
             "{} {} — {} ({}, {}×)",
@@ -230,6 +269,40 @@ pub fn table(
         }
     }
     Ok(())
+}
+
+/// The environment the log shows, a field per row; several values of one
+/// field are listed together (two cuDNN copies are themselves evidence).
+fn environment(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
+    if report.environment.is_empty() {
+        return Ok(());
+    }
+    let rows: Vec<[String; 2]> = cudnnlog::environment::FIELDS
+        .iter()
+        .filter_map(|f| {
+            let v = report.environment.get(*f)?;
+            let text = match v {
+                serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::Array(a) => {
+                    a.iter()
+                        .filter_map(|x| x.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                        + "  (several)"
+                }
+                other => other.to_string(),
+            };
+            Some([f.replace('_', " "), sanitize(&text)])
+        })
+        .collect();
+    let mut t = tabled::builder::Builder::default();
+    t.push_record(["ENVIRONMENT", "AS THE LOG SHOWS IT"]);
+    for r in rows {
+        t.push_record(r);
+    }
+    let mut table = t.build();
+    table.with(Style::sharp());
+    writeln!(out, "{table}")
 }
 
 fn plural(n: usize) -> &'static str {

@@ -217,6 +217,52 @@ pub struct Pattern {
     pub file: String,
 }
 
+/// An environment probe: anchors and a regex whose named groups are
+/// environment fields ([`crate::environment::FIELDS`]).
+#[derive(Clone, Debug)]
+pub struct Probe {
+    /// Stable kebab-case id.
+    pub id: String,
+    /// What the probe reads, for the catalog's readers.
+    pub what: String,
+    /// Literal, case-sensitive strings; one must occur for the regex to run.
+    pub anchors: Vec<String>,
+    /// Run over the event's text; every match yields its named groups.
+    pub regex: Regex,
+    /// Fields set to constants whenever the regex matches
+    /// (`framework = "pytorch"` for a `PyTorch version:` line).
+    pub set: BTreeMap<String, String>,
+    /// Log snippets with the fields they must yield.
+    pub examples: Vec<ProbeExample>,
+}
+
+/// A log snippet and the environment fields a probe must read from it.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeExample {
+    pub log: String,
+    /// Field → normalised value.
+    pub expect: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProbeFile {
+    id: String,
+    what: String,
+    anchors: Vec<String>,
+    regex: String,
+    #[serde(default)]
+    set: BTreeMap<String, String>,
+    examples: Vec<ProbeExample>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProbesFile {
+    probe: Vec<ProbeFile>,
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ClassesFile {
@@ -235,6 +281,8 @@ pub struct Catalog {
     classes: Vec<Class>,
     causes: Vec<Cause>,
     patterns: Vec<Pattern>,
+    probes: Vec<Probe>,
+    compat: crate::compat::Compat,
 }
 
 /// Assembles a [`Catalog`] from the built-in files and user directories.
@@ -383,8 +431,24 @@ impl Catalog {
         let mut classes: Vec<Class> = Vec::new();
         let mut causes: Vec<Cause> = Vec::new();
         let mut raw: Vec<(String, PatternFile)> = Vec::new();
+        let mut probes: Vec<Probe> = Vec::new();
+        let mut compat = crate::compat::Compat::default();
         for (name, text) in &files {
             match file_stem(name) {
+                "environment" => {
+                    let f: ProbesFile =
+                        toml::from_str(text).map_err(|e| toml_error(name, text, e))?;
+                    for p in f.probe {
+                        let p = validate_probe(name, p)?;
+                        probes.retain(|old| old.id != p.id);
+                        probes.push(p);
+                    }
+                }
+                "compat" => {
+                    let c: crate::compat::Compat =
+                        toml::from_str(text).map_err(|e| toml_error(name, text, e))?;
+                    compat.extend(c);
+                }
                 "classes" => {
                     let f: ClassesFile =
                         toml::from_str(text).map_err(|e| toml_error(name, text, e))?;
@@ -434,6 +498,8 @@ impl Catalog {
             classes,
             causes,
             patterns,
+            probes,
+            compat,
         })
     }
 
@@ -448,6 +514,8 @@ impl Catalog {
         Catalog {
             classes: self.classes.clone(),
             causes: self.causes.clone(),
+            probes: Vec::new(),
+            compat: self.compat.clone(),
             patterns: self
                 .patterns
                 .iter()
@@ -455,6 +523,16 @@ impl Catalog {
                 .cloned()
                 .collect(),
         }
+    }
+
+    /// All environment probes.
+    pub fn probes(&self) -> &[Probe] {
+        &self.probes
+    }
+
+    /// The version-compatibility tables (`patterns/compat.toml`).
+    pub fn compat(&self) -> &crate::compat::Compat {
+        &self.compat
     }
 
     /// All classes.
@@ -481,6 +559,69 @@ impl Catalog {
     pub fn pattern(&self, id: &str) -> Option<&Pattern> {
         self.patterns.iter().find(|p| p.id == id)
     }
+}
+
+fn validate_anchors(file: &str, field: &str, anchors: &[String]) -> Result<(), Error> {
+    if anchors.is_empty() {
+        return Err(bad(file, field, "at least one anchor is needed"));
+    }
+    if let Some(a) = anchors.iter().find(|a| a.len() < MIN_ANCHOR_LEN) {
+        return Err(bad(
+            file,
+            field,
+            format!("anchor {a:?} is shorter than {MIN_ANCHOR_LEN} bytes"),
+        ));
+    }
+    if let Some(a) = anchors
+        .iter()
+        .find(|a| a.contains('\n') || a.contains('\r'))
+    {
+        return Err(bad(file, field, format!("anchor {a:?} spans lines")));
+    }
+    Ok(())
+}
+
+fn compile(file: &str, field: &str, regex: &str) -> Result<Regex, Error> {
+    regex::RegexBuilder::new(regex)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .build()
+        .map_err(|e| bad(file, field, e.to_string()))
+}
+
+fn validate_probe(file: &str, p: ProbeFile) -> Result<Probe, Error> {
+    let field = |f: &str| format!("probe.{f}");
+    validate_anchors(file, &field("anchors"), &p.anchors)?;
+    let regex = compile(file, &field("regex"), &p.regex)?;
+    let known = |n: &str| crate::environment::FIELDS.contains(&n);
+    if let Some(n) = regex.capture_names().flatten().find(|n| !known(n)) {
+        return Err(bad(
+            file,
+            &field("regex"),
+            format!("probe {:?}: group {n:?} is not an environment field", p.id),
+        ));
+    }
+    if let Some(n) = p.set.keys().find(|n| !known(n)) {
+        return Err(bad(
+            file,
+            &field("set"),
+            format!("probe {:?}: {n:?} is not an environment field", p.id),
+        ));
+    }
+    if p.examples.is_empty() {
+        return Err(bad(
+            file,
+            &field("examples"),
+            format!("probe {:?} has no example", p.id),
+        ));
+    }
+    Ok(Probe {
+        id: p.id,
+        what: p.what,
+        anchors: p.anchors,
+        regex,
+        set: p.set,
+        examples: p.examples,
+    })
 }
 
 fn validate(
@@ -511,23 +652,7 @@ fn validate(
     if !classes.contains(p.class.as_str()) {
         return Err(bad(file, "class", format!("unknown class {:?}", p.class)));
     }
-    if p.anchors.is_empty() {
-        return Err(bad(file, "anchors", "a pattern needs at least one anchor"));
-    }
-    if let Some(a) = p.anchors.iter().find(|a| a.len() < MIN_ANCHOR_LEN) {
-        return Err(bad(
-            file,
-            "anchors",
-            format!("anchor {a:?} is shorter than {MIN_ANCHOR_LEN} bytes"),
-        ));
-    }
-    if let Some(a) = p
-        .anchors
-        .iter()
-        .find(|a| a.contains('\n') || a.contains('\r'))
-    {
-        return Err(bad(file, "anchors", format!("anchor {a:?} spans lines")));
-    }
+    validate_anchors(file, "anchors", &p.anchors)?;
     if p.fallback > MAX_FALLBACK {
         return Err(bad(
             file,
@@ -535,10 +660,7 @@ fn validate(
             format!("fallback {} is not 0, 1 or 2", p.fallback),
         ));
     }
-    let regex = regex::RegexBuilder::new(&p.regex)
-        .size_limit(REGEX_SIZE_LIMIT)
-        .build()
-        .map_err(|e| bad(file, "regex", e.to_string()))?;
+    let regex = compile(file, "regex", &p.regex)?;
     let names: HashSet<&str> = regex.capture_names().flatten().collect();
     if let Some(s) = p.signature.iter().find(|s| !names.contains(s.as_str())) {
         return Err(bad(
@@ -599,13 +721,18 @@ fn validate(
     })
 }
 
-/// Maps every anchor to the patterns that list it.
-pub(crate) fn anchor_table(patterns: &[Pattern]) -> (Vec<String>, Vec<Vec<u32>>) {
+/// Maps every anchor to the patterns that list it, then the probes: the
+/// owner `patterns.len() + i` is probe `i`.
+pub(crate) fn anchor_table(patterns: &[Pattern], probes: &[Probe]) -> (Vec<String>, Vec<Vec<u32>>) {
     let mut index: HashMap<&str, usize> = HashMap::new();
     let mut anchors: Vec<String> = Vec::new();
     let mut owners: Vec<Vec<u32>> = Vec::new();
-    for (pi, p) in patterns.iter().enumerate() {
-        for a in &p.anchors {
+    let lists = patterns
+        .iter()
+        .map(|p| &p.anchors)
+        .chain(probes.iter().map(|p| &p.anchors));
+    for (pi, list) in lists.enumerate() {
+        for a in list {
             let i = *index.entry(a.as_str()).or_insert_with(|| {
                 anchors.push(a.clone());
                 owners.push(Vec::new());

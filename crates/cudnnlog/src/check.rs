@@ -98,7 +98,52 @@ pub fn check_patterns(
             check_pattern(catalog, &scanner, p, &mut failures);
         }
     }
+    check_probes(catalog, &scanner, &mut failures);
     failures
+}
+
+/// Every example of every environment probe must yield the fields it
+/// expects, read by that probe.
+fn check_probes(catalog: &Catalog, scanner: &crate::Scanner, failures: &mut Vec<CheckFailure>) {
+    struct EnvSink<'p>(
+        Vec<(String, String, String)>,
+        std::marker::PhantomData<&'p ()>,
+    );
+    impl crate::sink::Sink for EnvSink<'_> {
+        type Error = Error;
+        fn matched(&mut self, _: &Match<'_>) -> Result<bool, Error> {
+            Ok(true)
+        }
+        fn environment(&mut self, f: &crate::sink::EnvFact<'_>) -> Result<(), Error> {
+            self.0
+                .push((f.probe.id.clone(), f.field.to_string(), f.value.clone()));
+            Ok(())
+        }
+    }
+    for probe in catalog.probes() {
+        for (i, ex) in probe.examples.iter().enumerate() {
+            let mut sink = EnvSink(Vec::new(), std::marker::PhantomData);
+            scanner
+                .scan_slice(0, ex.log.as_bytes(), &mut sink)
+                .expect("scanning memory cannot fail");
+            for (field, want) in &ex.expect {
+                let got: Vec<&str> = sink
+                    .0
+                    .iter()
+                    .filter(|(p, f, _)| *p == probe.id && f == field)
+                    .map(|(_, _, v)| v.as_str())
+                    .collect();
+                if !got.contains(&want.as_str()) {
+                    failures.push(CheckFailure {
+                        pattern: probe.id.clone(),
+                        file: "environment.toml".into(),
+                        case: format!("example {}", i + 1),
+                        problem: format!("{field}: expected {want:?}, got {got:?}"),
+                    });
+                }
+            }
+        }
+    }
 }
 
 fn check_pattern(

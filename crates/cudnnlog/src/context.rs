@@ -38,13 +38,16 @@ impl LineCounter {
 pub struct Progress {
     pub step: Option<u64>,
     pub epoch: Option<u64>,
+    /// The batch size, when the line names it (`batch 128`, `batch_size=64`,
+    /// `bs: 32`).
+    pub batch: Option<u64>,
 }
 
 fn marker() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
         Regex::new(
-            r"(?i)(?:\b|_)(epoch|step|iter|iteration)\b[ \t]*[:=#]?[ \t]*\[?[ \t]*(\d{1,12})\b",
+            r"(?i)(?:\b|_)(epoch|step|iter|iteration|batch_size|batch|bs)\b[ \t]*[:=#]?[ \t]*\[?[ \t]*(\d{1,12})\b",
         )
         .expect("step marker regex")
     })
@@ -55,7 +58,7 @@ fn marker() -> &'static Regex {
 /// ```
 /// use cudnnlog::context::progress_of;
 /// let p = progress_of(b"INFO train: epoch 2 step 3 batch 128 loss 2.3145");
-/// assert_eq!((p.epoch, p.step), (Some(2), Some(3)));
+/// assert_eq!((p.epoch, p.step, p.batch), (Some(2), Some(3), Some(128)));
 /// assert_eq!(progress_of(b"scaler.step(opt)").step, None);
 /// ```
 pub fn progress_of(line: &[u8]) -> Progress {
@@ -64,6 +67,7 @@ pub fn progress_of(line: &[u8]) -> Progress {
         let n = std::str::from_utf8(&c[2]).ok().and_then(|s| s.parse().ok());
         match c[1].to_ascii_lowercase().as_slice() {
             b"epoch" => p.epoch = p.epoch.or(n),
+            b"batch" | b"batch_size" | b"bs" => p.batch = p.batch.or(n),
             _ => p.step = p.step.or(n),
         }
     }

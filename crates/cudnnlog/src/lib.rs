@@ -35,8 +35,10 @@
 pub mod ansi;
 pub mod catalog;
 pub mod check;
+pub mod compat;
 pub mod context;
 mod diagnose;
+pub mod environment;
 mod error;
 pub mod facts;
 pub mod framer;

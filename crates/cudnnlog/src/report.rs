@@ -33,9 +33,10 @@
 
 use crate::catalog::{Catalog, Severity};
 use crate::context::Progress;
-use crate::diagnose::rank_causes;
+use crate::diagnose::{diagnose, Draft};
+use crate::environment::Environment;
 use crate::facts::Fact;
-use crate::sink::{Location, Match, Sink, Window};
+use crate::sink::{EnvFact, Location, Match, Sink, Window};
 use crate::source::SourceInfo;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -53,10 +54,28 @@ pub struct Report {
     pub sources: Vec<SourceInfo>,
     /// Versions and hardware the log shows (empty when it shows none).
     pub environment: BTreeMap<String, serde_json::Value>,
-    /// The class of the first error finding; `null` when there is none.
+    /// The class of the primary failure: the first error finding that is
+    /// not fallout of another; `null` when there is none.
     pub primary: Option<String>,
     /// Findings in order of first occurrence.
     pub findings: Vec<Finding>,
+    /// With several sources: how a failure recurs across them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cross_run: Vec<CrossRun>,
+}
+
+/// How one failure class shows across several runs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CrossRun {
+    /// The class id.
+    pub class: String,
+    /// `same_step`, `different_steps` or `after_environment_change`.
+    pub kind: String,
+    /// The sources (indexes into `sources`) where it fails.
+    pub runs: Vec<usize>,
+    /// What was compared, in words.
+    pub detail: String,
 }
 
 /// A place in a source, as reported.
@@ -113,6 +132,11 @@ pub struct Finding {
     pub causes: Vec<RankedCause>,
     /// What to do, most specific first.
     pub remediations: Vec<String>,
+    /// When this finding is fallout of an earlier one (a cuBLAS error after
+    /// a device-side assert, a timeout on the ranks that waited for a failed
+    /// one): the index in `findings` of that finding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caused_by: Option<usize>,
 }
 
 impl<'de> Deserialize<'de> for Fact {
@@ -145,6 +169,8 @@ struct Acc {
     ranks: BTreeSet<u32>,
     message: String,
     facts: BTreeMap<String, Fact>,
+    /// The first occurrence in each source, with its event and progress.
+    per_source: BTreeMap<usize, (Location, u64, Option<Progress>)>,
 }
 
 /// A [`Sink`] that groups matches into findings and builds a [`Report`].
@@ -162,6 +188,7 @@ struct Acc {
 pub struct FindingsSink<'c> {
     catalog: &'c Catalog,
     accs: Vec<Acc>,
+    env: Environment,
 }
 
 impl<'c> FindingsSink<'c> {
@@ -170,6 +197,7 @@ impl<'c> FindingsSink<'c> {
         FindingsSink {
             catalog,
             accs: Vec::new(),
+            env: Environment::default(),
         }
     }
 
@@ -177,6 +205,8 @@ impl<'c> FindingsSink<'c> {
     pub fn into_report(self, sources: Vec<SourceInfo>) -> Report {
         let catalog = self.catalog;
         let mut accs = self.accs;
+        let mut env = self.env;
+        env.sort();
         // In log order; on one line a symptom before the status it carries.
         let kind = |class: &str| catalog.class(class).map(|c| c.kind).unwrap_or_default();
         accs.sort_by_key(|a| {
@@ -187,39 +217,59 @@ impl<'c> FindingsSink<'c> {
                 a.class.clone(),
             )
         });
-        let findings: Vec<Finding> = accs
+        let drafts: Vec<Draft> = accs
             .into_iter()
-            .map(|a| {
-                let pattern = &catalog.patterns()[a.pattern];
-                let (causes, remediations) = rank_causes(catalog, pattern, &a.facts);
-                Finding {
-                    title: catalog
-                        .class(&a.class)
-                        .map_or_else(String::new, |c| c.title.clone()),
-                    class: a.class,
-                    severity: a.severity,
-                    pattern: pattern.id.clone(),
-                    count: a.count,
-                    first: place(&a.first, a.first_progress),
-                    last: place(&a.last, a.last_progress),
-                    ranks: a.ranks.into_iter().collect(),
-                    message: a.message,
-                    facts: a.facts,
-                    causes,
-                    remediations,
-                }
+            .map(|a| Draft {
+                pattern: a.pattern,
+                class: a.class,
+                severity: a.severity,
+                count: a.count,
+                first: a.first,
+                first_progress: a.first_progress.unwrap_or_default(),
+                last: a.last,
+                last_progress: a.last_progress.unwrap_or_default(),
+                ranks: a.ranks.into_iter().collect(),
+                message: a.message,
+                facts: a.facts,
+                per_source: a
+                    .per_source
+                    .into_iter()
+                    .map(|(s, (loc, _, p))| (s, (loc, p.unwrap_or_default())))
+                    .collect(),
             })
             .collect();
-        let primary = findings
-            .iter()
-            .find(|f| f.severity == Severity::Error)
-            .map(|f| f.class.clone());
+        let dx = diagnose(catalog, &drafts, &env, sources.len());
+        let primary = dx.primary.map(|i| drafts[i].class.clone());
+        let findings: Vec<Finding> = drafts
+            .into_iter()
+            .zip(dx.causes)
+            .zip(dx.remediations)
+            .zip(dx.caused_by)
+            .map(|(((d, causes), remediations), caused_by)| Finding {
+                title: catalog
+                    .class(&d.class)
+                    .map_or_else(String::new, |c| c.title.clone()),
+                pattern: catalog.patterns()[d.pattern].id.clone(),
+                first: place(&d.first, Some(d.first_progress)),
+                last: place(&d.last, Some(d.last_progress)),
+                class: d.class,
+                severity: d.severity,
+                count: d.count,
+                ranks: d.ranks,
+                message: d.message,
+                facts: d.facts,
+                causes,
+                remediations,
+                caused_by,
+            })
+            .collect();
         Report {
             schema: SCHEMA.to_string(),
             sources,
-            environment: BTreeMap::new(),
+            environment: env.to_json(),
             primary,
             findings,
+            cross_run: dx.cross_run,
         }
     }
 }
@@ -272,11 +322,18 @@ impl Sink for FindingsSink<'_> {
                     ranks: m.location.rank.into_iter().collect(),
                     message: m.message.to_string(),
                     facts: facts(),
+                    per_source: BTreeMap::from([(
+                        m.location.source,
+                        (m.location.clone(), m.event_byte, None),
+                    )]),
                 });
             }
             Some(i) => {
                 let a = &mut self.accs[i];
                 a.count += 1;
+                a.per_source
+                    .entry(m.location.source)
+                    .or_insert_with(|| (m.location.clone(), m.event_byte, None));
                 a.ranks.extend(m.location.rank);
                 if pos < (a.first.source, a.first.byte) {
                     a.pattern = m.pattern_index;
@@ -296,6 +353,11 @@ impl Sink for FindingsSink<'_> {
         Ok(true)
     }
 
+    fn environment(&mut self, f: &EnvFact<'_>) -> Result<(), crate::Error> {
+        self.env.record(f.field, &f.value, &f.location);
+        Ok(())
+    }
+
     fn window_end(&mut self, w: &Window<'_>) -> Result<(), crate::Error> {
         for a in &mut self.accs {
             for (loc, event, progress) in [
@@ -307,6 +369,11 @@ impl Sink for FindingsSink<'_> {
                     if loc.timestamp.is_none() {
                         loc.timestamp = w.timestamp_before(event);
                     }
+                }
+            }
+            if let Some((_, event, progress)) = a.per_source.get_mut(&w.source()) {
+                if progress.is_none() && w.contains(*event) {
+                    *progress = Some(w.progress_before(*event));
                 }
             }
         }

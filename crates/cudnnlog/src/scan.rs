@@ -23,7 +23,7 @@ use crate::error::Error;
 use crate::facts::Fact;
 use crate::framer::{Event, Framer};
 use crate::prefix::Origin;
-use crate::sink::{Location, Match, Sink, Window};
+use crate::sink::{EnvFact, Location, Match, Sink, Window};
 use crate::source::{MmapChoice, SourceInfo};
 use aho_corasick::{AhoCorasick, MatchKind};
 use std::io::Read;
@@ -97,7 +97,7 @@ impl ScannerBuilder {
 
     /// Compiles the catalog's anchors and returns a reusable scanner.
     pub fn build(&self, catalog: Catalog) -> Scanner {
-        let (anchors, owners) = anchor_table(catalog.patterns());
+        let (anchors, owners) = anchor_table(catalog.patterns(), catalog.probes());
         // The whole-input pass only needs *a* hit per line: leftmost-first
         // semantics let aho-corasick use its SIMD (Teddy) prefilter, which
         // standard semantics rule out. Within an event every anchor matters,
@@ -384,7 +384,8 @@ impl Scanner {
         let mut best: Vec<(usize, regex::Captures<'_>, usize, usize)> = Vec::new();
         // Where the final exception of a traceback starts in `text`.
         let exception_at = ev.exception.map(|i| st.line_at[i]);
-        for &pi in &st.candidates {
+        let n_patterns = patterns.len() as u32;
+        for &pi in st.candidates.iter().filter(|&&i| i < n_patterns) {
             let p = &patterns[pi as usize];
             // The regex sees its scope as a whole (`\A` at its start);
             // `base` maps its offsets back into `text`.
@@ -479,6 +480,43 @@ impl Scanner {
             };
             if !sink.matched(&m)? {
                 return Ok(false);
+            }
+        }
+
+        // Environment probes: every match of every candidate probe.
+        let probes = self.catalog.probes();
+        for &qi in st.candidates.iter().filter(|&&i| i >= n_patterns) {
+            let probe = &probes[(qi - n_patterns) as usize];
+            for caps in probe.regex.captures_iter(text) {
+                let at = caps.get(0).map_or(0, |m| m.start());
+                let li = st.line_at.partition_point(|&s| s <= at).saturating_sub(1);
+                let line = &ev.lines[li];
+                let location = Location {
+                    source: st.source,
+                    line: st.counter.line_at(hay, line.start),
+                    byte: st.base + line.start as u64,
+                    timestamp: line.prefix.timestamp,
+                    rank: match line.prefix.origin.or(ev.origin) {
+                        Some(Origin::Rank(r)) => Some(r),
+                        _ => None,
+                    },
+                };
+                let captured = probe
+                    .regex
+                    .capture_names()
+                    .flatten()
+                    .filter_map(|n| caps.name(n).map(|m| (n, m.as_str())));
+                let constants = probe.set.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+                for (field, raw) in captured.chain(constants) {
+                    if let Some(value) = crate::environment::normalize(field, raw) {
+                        sink.environment(&EnvFact {
+                            field,
+                            value,
+                            probe,
+                            location: location.clone(),
+                        })?;
+                    }
+                }
             }
         }
         Ok(true)

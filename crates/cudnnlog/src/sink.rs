@@ -44,6 +44,19 @@ pub struct Match<'a> {
     pub signature: String,
 }
 
+/// An environment value a probe read from the log.
+#[derive(Debug)]
+pub struct EnvFact<'a> {
+    /// One of [`crate::environment::FIELDS`].
+    pub field: &'a str,
+    /// Normalised ([`crate::environment::normalize`]).
+    pub value: String,
+    /// The probe that read it.
+    pub probe: &'a crate::catalog::Probe,
+    /// Where it was read.
+    pub location: Location,
+}
+
 /// The bytes a scan is working on, handed to [`Sink::window_end`] so that a
 /// sink can look up context (the step and epoch before an offset) while the
 /// bytes are still there.
@@ -120,6 +133,12 @@ pub trait Sink {
     fn window_end(&mut self, _window: &Window<'_>) -> Result<(), Self::Error> {
         Ok(())
     }
+
+    /// Called for every environment value a probe reads (a version, the
+    /// GPU model). Default: nothing.
+    fn environment(&mut self, _fact: &EnvFact<'_>) -> Result<(), Self::Error> {
+        Ok(())
+    }
 }
 
 /// A sink made from a closure that receives each match.
@@ -146,5 +165,9 @@ impl<S: Sink + ?Sized> Sink for &mut S {
 
     fn window_end(&mut self, window: &Window<'_>) -> Result<(), S::Error> {
         (**self).window_end(window)
+    }
+
+    fn environment(&mut self, fact: &EnvFact<'_>) -> Result<(), S::Error> {
+        (**self).environment(fact)
     }
 }

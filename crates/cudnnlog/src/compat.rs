@@ -1,0 +1,259 @@
+//! Version-compatibility data (`patterns/compat.toml`): which cuDNN a
+//! PyTorch wheel bundles, which CUDA and cuDNN a TensorFlow release was
+//! tested with, the oldest driver each CUDA release runs on, and the first
+//! CUDA and cuDNN releases that support each GPU architecture. Every row
+//! names its public source and date. The diagnoser uses the rows as
+//! evidence; `cudnnlog explain` shows them.
+//!
+//! ```
+//! let catalog = cudnnlog::Catalog::builtin().unwrap();
+//! let compat = catalog.compat();
+//! let hopper = compat.arch_of_gpu("NVIDIA H200").unwrap();
+//! assert_eq!(hopper.arch, "hopper");
+//! ```
+
+use serde::Deserialize;
+
+/// A PyTorch release's pip wheel for one CUDA variant, and the cuDNN it ships.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct TorchBuild {
+    pub torch: String,
+    pub cuda: String,
+    pub cudnn: String,
+    pub source: String,
+    pub date: String,
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// A TensorFlow release and the CUDA and cuDNN it was tested with.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct TfBuild {
+    pub tensorflow: String,
+    pub cuda: String,
+    pub cudnn: String,
+    pub source: String,
+    pub date: String,
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// A CUDA release and the oldest Linux driver that runs it.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct DriverReq {
+    pub cuda: String,
+    pub min_driver: String,
+    #[serde(default)]
+    pub min_driver_minor_compat: Option<String>,
+    pub source: String,
+    pub date: String,
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// A GPU architecture: its compute capabilities, the model names that
+/// identify it, and the first CUDA and cuDNN releases that support it.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Arch {
+    pub arch: String,
+    pub compute_capability: Vec<String>,
+    pub gpus: Vec<String>,
+    pub min_cuda: String,
+    pub min_cudnn: String,
+    pub source: String,
+    pub date: String,
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// All compatibility tables.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Compat {
+    #[serde(default)]
+    pub torch: Vec<TorchBuild>,
+    #[serde(default)]
+    pub tensorflow: Vec<TfBuild>,
+    #[serde(default)]
+    pub driver: Vec<DriverReq>,
+    #[serde(default)]
+    pub arch: Vec<Arch>,
+}
+
+/// Compares dotted versions numerically (`8.10` after `8.9`); missing
+/// components count as zero, text after the numbers is ignored
+/// (`2.4.0+cu121` is `2.4.0`).
+///
+/// ```
+/// use std::cmp::Ordering;
+/// use cudnnlog::compat::cmp_versions;
+/// assert_eq!(cmp_versions("8.10", "8.9.7"), Ordering::Greater);
+/// assert_eq!(cmp_versions("12.4", "12.4.0"), Ordering::Equal);
+/// assert_eq!(cmp_versions("535.104.05", "550.54.14"), Ordering::Less);
+/// ```
+pub fn cmp_versions(a: &str, b: &str) -> std::cmp::Ordering {
+    let parts = |s: &str| -> Vec<u64> {
+        s.split(['+', ' ', '-'])
+            .next()
+            .unwrap_or("")
+            .split('.')
+            .map_while(|p| p.parse().ok())
+            .collect()
+    };
+    let (a, b) = (parts(a), parts(b));
+    for i in 0..a.len().max(b.len()) {
+        let (x, y) = (
+            a.get(i).copied().unwrap_or(0),
+            b.get(i).copied().unwrap_or(0),
+        );
+        if x != y {
+            return x.cmp(&y);
+        }
+    }
+    std::cmp::Ordering::Equal
+}
+
+/// `major.minor` of a version.
+fn major_minor(v: &str) -> String {
+    v.split(['+', ' '])
+        .next()
+        .unwrap_or(v)
+        .split('.')
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+impl Compat {
+    /// Appends another file's rows.
+    pub fn extend(&mut self, other: Compat) {
+        self.torch.extend(other.torch);
+        self.tensorflow.extend(other.tensorflow);
+        self.driver.extend(other.driver);
+        self.arch.extend(other.arch);
+    }
+
+    /// The wheels of a PyTorch version (`2.4.0`, `2.4.0+cu121`): the one for
+    /// its CUDA variant when the version names it, else all of them.
+    pub fn torch_builds(&self, version: &str, cuda: Option<&str>) -> Vec<&TorchBuild> {
+        let base = version.split('+').next().unwrap_or(version);
+        let variant = version
+            .split_once("+cu")
+            .and_then(|(_, v)| crate::environment::normalize("cuda", &format!("cu{v}")))
+            .or_else(|| cuda.map(major_minor));
+        let all: Vec<&TorchBuild> = self.torch.iter().filter(|b| b.torch == base).collect();
+        match variant {
+            Some(v) if all.iter().any(|b| b.cuda == v) => {
+                all.into_iter().filter(|b| b.cuda == v).collect()
+            }
+            _ => all,
+        }
+    }
+
+    /// The tested build of a TensorFlow version (`2.15.0`, or `2.15`).
+    pub fn tensorflow_build(&self, version: &str) -> Option<&TfBuild> {
+        let mm = major_minor(version);
+        self.tensorflow
+            .iter()
+            .find(|b| b.tensorflow == version)
+            .or_else(|| {
+                self.tensorflow
+                    .iter()
+                    .find(|b| major_minor(&b.tensorflow) == mm)
+            })
+    }
+
+    /// The driver requirement of a CUDA release (`12.4`, `12.4.131`).
+    pub fn driver_for(&self, cuda: &str) -> Option<&DriverReq> {
+        let mm = major_minor(cuda);
+        self.driver.iter().find(|d| major_minor(&d.cuda) == mm)
+    }
+
+    /// The architecture of a GPU model name as logs print it
+    /// (`NVIDIA GeForce RTX 3090`): the longest matching name fragment wins.
+    pub fn arch_of_gpu(&self, gpu: &str) -> Option<&Arch> {
+        self.arch
+            .iter()
+            .flat_map(|a| a.gpus.iter().map(move |g| (a, g)))
+            .filter(|(_, g)| gpu.contains(g.as_str()))
+            .max_by_key(|(_, g)| g.len())
+            .map(|(a, _)| a)
+    }
+
+    /// The architecture of a compute capability (`8.6`).
+    pub fn arch_of_capability(&self, cc: &str) -> Option<&Arch> {
+        self.arch
+            .iter()
+            .find(|a| a.compute_capability.iter().any(|c| c == cc))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Compat {
+        toml::from_str(
+            r#"
+[[torch]]
+torch = "2.4.0"
+cuda = "12.1"
+cudnn = "9.1.0"
+source = "s"
+date = "2024-07-24"
+[[torch]]
+torch = "2.4.0"
+cuda = "11.8"
+cudnn = "9.1.0"
+source = "s"
+date = "2024-07-24"
+[[arch]]
+arch = "ampere"
+compute_capability = ["8.0", "8.6"]
+gpus = ["A10", "A100", "RTX 30"]
+min_cuda = "11.0"
+min_cudnn = "8.0.0"
+source = "s"
+date = "2020-05-14"
+[[arch]]
+arch = "hopper"
+compute_capability = ["9.0"]
+gpus = ["H100", "H200"]
+min_cuda = "11.8"
+min_cudnn = "8.6.0"
+source = "s"
+date = "2022-10-03"
+"#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn wheels_by_version_and_variant() {
+        let c = sample();
+        assert_eq!(c.torch_builds("2.4.0+cu121", None).len(), 1);
+        assert_eq!(c.torch_builds("2.4.0", None).len(), 2);
+        assert_eq!(c.torch_builds("2.4.0", Some("11.8"))[0].cuda, "11.8");
+        assert!(c.torch_builds("2.5.0", None).is_empty());
+    }
+
+    #[test]
+    fn gpu_names_pick_the_longest_fragment() {
+        let c = sample();
+        assert_eq!(
+            c.arch_of_gpu("NVIDIA A100-SXM4-80GB").unwrap().arch,
+            "ampere"
+        );
+        assert_eq!(
+            c.arch_of_gpu("NVIDIA GeForce RTX 3090").unwrap().arch,
+            "ampere"
+        );
+        assert_eq!(c.arch_of_gpu("NVIDIA H200").unwrap().arch, "hopper");
+        assert!(c.arch_of_gpu("Tesla K80").is_none());
+        assert_eq!(c.arch_of_capability("8.6").unwrap().arch, "ampere");
+    }
+}

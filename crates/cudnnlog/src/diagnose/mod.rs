@@ -1,0 +1,243 @@
+//! Diagnosis: from findings to a ranked, evidenced explanation.
+//!
+//! For each finding the pattern's causes start at their catalog priors;
+//! evidence rules ([`rules`]) then scale them by what the log shows — the
+//! message's own numbers, the environment, settings, timing, co-occurring
+//! findings and the compatibility tables — and every adjustment records the
+//! evidence, with line numbers. Weights are normalised into confidences.
+//! [`fallout`] marks findings that follow from an earlier one (a sticky CUDA
+//! error, one rank's failure seen by the others as a timeout) and picks the
+//! primary failure; [`remedy`] writes remediations filled with the log's own
+//! facts; [`runs`] compares several runs. `docs/diagnosis.md` explains the
+//! scoring.
+
+mod fallout;
+mod remedy;
+pub(crate) mod rules;
+mod runs;
+
+use crate::catalog::{Catalog, Pattern, Severity};
+use crate::context::Progress;
+use crate::environment::Environment;
+use crate::facts::Fact;
+use crate::report::{CrossRun, RankedCause};
+use crate::sink::Location;
+use std::collections::BTreeMap;
+
+/// How many causes contribute their remediations, and how likely they must be.
+const REMEDIATION_CAUSES: usize = 3;
+const REMEDIATION_CONFIDENCE: f64 = 0.15;
+/// The weight of a cause that evidence brings in without a catalog prior.
+const UNLISTED_PRIOR: f64 = 0.05;
+
+/// A finding before diagnosis: what the matches of one class and signature
+/// add up to.
+#[derive(Clone, Debug)]
+pub(crate) struct Draft {
+    pub pattern: usize,
+    pub class: String,
+    pub severity: Severity,
+    pub count: u64,
+    pub first: Location,
+    pub first_progress: Progress,
+    pub last: Location,
+    pub last_progress: Progress,
+    pub ranks: Vec<u32>,
+    pub message: String,
+    pub facts: BTreeMap<String, Fact>,
+    /// The first occurrence in each source that has one.
+    pub per_source: BTreeMap<usize, (Location, Progress)>,
+}
+
+impl Draft {
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    pub fn int(&self, name: &str) -> Option<u64> {
+        match self.facts.get(name) {
+            Some(Fact::Int(n)) => Some(*n),
+            _ => None,
+        }
+    }
+
+    pub fn text(&self, name: &str) -> Option<&str> {
+        match self.facts.get(name) {
+            Some(Fact::Text(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn family(&self) -> &str {
+        self.class.split('.').next().unwrap_or("")
+    }
+}
+
+/// What the rules may look at for one finding.
+pub(crate) struct Ctx<'a> {
+    pub catalog: &'a Catalog,
+    pub pattern: &'a Pattern,
+    /// The environment of the finding's own source.
+    pub env: &'a Environment,
+    pub drafts: &'a [Draft],
+    /// The finding's index in `drafts`.
+    pub index: usize,
+}
+
+impl Ctx<'_> {
+    pub fn draft(&self) -> &Draft {
+        &self.drafts[self.index]
+    }
+}
+
+/// A cause being weighed, with the evidence for its weight.
+#[derive(Clone, Debug)]
+pub(crate) struct Weighing {
+    pub id: String,
+    pub weight: f64,
+    pub evidence: Vec<String>,
+}
+
+/// The causes of one finding while rules adjust them.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Weights(pub Vec<Weighing>);
+
+impl Weights {
+    /// Scales a cause the pattern lists; a cause it does not list is left
+    /// alone (the rule does not concern this class).
+    pub fn boost(&mut self, id: &str, by: f64, why: Option<String>) {
+        if let Some(w) = self.0.iter_mut().find(|w| w.id == id) {
+            w.weight *= by;
+            w.evidence.extend(why);
+        }
+    }
+
+    /// Scales a cause, bringing it in with a small weight when the pattern
+    /// does not list it: the evidence is strong enough on its own.
+    pub fn add(&mut self, id: &str, by: f64, why: Option<String>) {
+        if !self.0.iter().any(|w| w.id == id) {
+            self.0.push(Weighing {
+                id: id.to_string(),
+                weight: UNLISTED_PRIOR,
+                evidence: Vec::new(),
+            });
+        }
+        self.boost(id, by, why);
+    }
+}
+
+/// The diagnosed findings' causes and remediations, plus the fallout links,
+/// the primary finding and the cross-run notes.
+pub(crate) struct Diagnosis {
+    pub causes: Vec<Vec<RankedCause>>,
+    pub remediations: Vec<Vec<String>>,
+    /// For each finding, the index of the finding it follows from.
+    pub caused_by: Vec<Option<usize>>,
+    pub primary: Option<usize>,
+    pub cross_run: Vec<CrossRun>,
+}
+
+/// Diagnoses every finding. `env` is the whole report's environment;
+/// findings are in log order.
+pub(crate) fn diagnose(
+    catalog: &Catalog,
+    drafts: &[Draft],
+    env: &Environment,
+    sources: usize,
+) -> Diagnosis {
+    let caused_by = fallout::link(catalog, drafts);
+    let (cross_run, run_evidence) = runs::compare(drafts, env, sources);
+    let mut causes = Vec::with_capacity(drafts.len());
+    let mut remediations = Vec::with_capacity(drafts.len());
+    for (i, d) in drafts.iter().enumerate() {
+        let pattern = &catalog.patterns()[d.pattern];
+        let source_env = env.of_source(d.first.source);
+        let ctx = Ctx {
+            catalog,
+            pattern,
+            env: &source_env,
+            drafts,
+            index: i,
+        };
+        let mut ws = Weights(
+            pattern
+                .causes
+                .iter()
+                .map(|c| Weighing {
+                    id: c.id.clone(),
+                    weight: c.prior,
+                    evidence: Vec::new(),
+                })
+                .collect(),
+        );
+        rules::apply(&ctx, &mut ws);
+        for (cause, by, why) in run_evidence.iter().filter(|e| e.0 == i).map(|e| &e.1) {
+            ws.add(cause, *by, Some(why.clone()));
+        }
+        if let Some(j) = caused_by[i] {
+            fallout::explain(&ctx, &drafts[j], &mut ws);
+        }
+        let ranked = normalise(ws);
+        remediations.push(gather_remediations(&ctx, &ranked));
+        causes.push(ranked);
+    }
+    let primary = fallout::primary(drafts, &caused_by);
+    Diagnosis {
+        causes,
+        remediations,
+        caused_by,
+        primary,
+        cross_run,
+    }
+}
+
+/// Normalised confidences, most likely first, rounded to two decimals.
+fn normalise(ws: Weights) -> Vec<RankedCause> {
+    let mut ws = ws.0;
+    let total: f64 = ws.iter().map(|w| w.weight).sum();
+    if total > 0.0 {
+        for w in &mut ws {
+            w.weight /= total;
+        }
+    }
+    ws.sort_by(|a, b| b.weight.total_cmp(&a.weight).then_with(|| a.id.cmp(&b.id)));
+    ws.into_iter()
+        .map(|w| RankedCause {
+            id: w.id,
+            confidence: (w.weight * 100.0).round() / 100.0,
+            evidence: w.evidence,
+        })
+        .collect()
+}
+
+/// Tailored remediations first, then the pattern's own, then those of the
+/// likeliest causes.
+fn gather_remediations(ctx: &Ctx<'_>, ranked: &[RankedCause]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |r: String| {
+        if !out.contains(&r) {
+            out.push(r);
+        }
+    };
+    let likely: Vec<&RankedCause> = ranked
+        .iter()
+        .take(REMEDIATION_CAUSES)
+        .filter(|c| c.confidence >= REMEDIATION_CONFIDENCE)
+        .collect();
+    for c in &likely {
+        for r in remedy::tailored(ctx, &c.id) {
+            push(r);
+        }
+    }
+    for r in &ctx.pattern.remediations {
+        push(r.clone());
+    }
+    for c in &likely {
+        if let Some(cause) = ctx.catalog.cause(&c.id) {
+            for r in &cause.remediations {
+                push(r.clone());
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,566 @@
+//! Evidence rules: each reads one kind of evidence and scales causes.
+//!
+//! A rule only [`boost`](Weights::boost)s causes the pattern lists, unless
+//! its evidence is strong enough to bring a cause in on its own
+//! ([`add`](Weights::add)). Factors are multiplicative: 2–6 for supporting
+//! evidence, below 1 for evidence against. Every supporting adjustment says
+//! what it saw and where (`line N`). The rules are documented, with their
+//! factors, in `docs/diagnosis.md`.
+
+use super::{Ctx, Draft, Weights};
+use crate::compat::cmp_versions;
+use crate::environment::Environment;
+use crate::facts::human_bytes as h;
+use std::cmp::Ordering;
+
+/// The factor for evidence that settles the question: a version below a
+/// documented minimum (compatibility data), not a hint.
+const DEFINITIVE: f64 = 20.0;
+/// Lines between two occurrences at the same step for them to count as two
+/// incidents (a restarted job failing again), not lines of one.
+const RESTART_GAP: u64 = 200;
+
+/// Runs every rule.
+pub(crate) fn apply(ctx: &Ctx<'_>, ws: &mut Weights) {
+    memory_numbers(ctx.draft(), ws);
+    two_copies(ctx, ws);
+    framework_bundle(ctx, ws);
+    mismatch_message(ctx.draft(), ws);
+    driver(ctx, ws);
+    architecture(ctx, ws);
+    settings(ctx, ws);
+    timing(ctx, ws);
+    co_occurring(ctx, ws);
+    known_issues(ctx, ws);
+}
+
+/// A value of `field` and the line it was first seen on.
+fn seen<'e>(env: &'e Environment, field: &str) -> Option<(&'e str, u64)> {
+    env.values(field)
+        .first()
+        .map(|o| (o.value.as_str(), o.first.line))
+}
+
+fn is_cudnn_or_conv(class: &str) -> bool {
+    class.starts_with("cudnn.")
+}
+
+/// The numbers of an out-of-memory message: the request against the cap,
+/// the free memory, the allocator's reserved-but-unallocated memory and
+/// memory held by other processes.
+pub(crate) fn memory_numbers(d: &Draft, ws: &mut Weights) {
+    let Some(req) = d.int("requested_bytes") else {
+        return;
+    };
+    let line = d.first.line;
+    let total = d.int("total_bytes");
+    let free = d.int("free_bytes");
+    let allowed = d.int("allowed_bytes");
+    let process = d.int("process_bytes");
+    let unalloc = d.int("reserved_unallocated_bytes");
+
+    if let Some(t) = total {
+        if req > t {
+            ws.add(
+                "code_bug",
+                20.0,
+                Some(format!(
+                    "line {line}: one allocation of {} is more than the GPU's whole {}",
+                    h(req),
+                    h(t)
+                )),
+            );
+        }
+    }
+    if let Some(a) = allowed {
+        if req > a {
+            ws.add(
+                "input_shape",
+                6.0,
+                Some(format!(
+                    "line {line}: one allocation of {} exceeds the {} the process may use at all",
+                    h(req),
+                    h(a)
+                )),
+            );
+        }
+        ws.add(
+            "memory_pressure",
+            2.0,
+            Some(format!(
+                "line {line}: requested {} with {} allowed to the process (a per-process cap)",
+                h(req),
+                h(a)
+            )),
+        );
+    } else if let Some(f) = free {
+        if f < req {
+            ws.add(
+                "memory_pressure",
+                2.0,
+                Some(format!(
+                    "line {line}: requested {} with only {} free",
+                    h(req),
+                    h(f)
+                )),
+            );
+        }
+    }
+    // What the process may use: its cap, or its own share plus what is free.
+    let cap = allowed.or_else(|| Some(process? + free?));
+    let allocated = d.int("allocated_bytes");
+    let mut cached = false;
+    if let (Some(cap), Some(a), Some(u)) = (cap, allocated, unalloc) {
+        if a + req <= cap && a + u + req > cap {
+            ws.add(
+                "fragmentation",
+                8.0,
+                Some(format!(
+                    "line {line}: the request would fit if the cached memory could be reused: {} allocated + {} requested = {} ≤ {} usable, but {} sat reserved and unallocated",
+                    h(a),
+                    h(req),
+                    h(a + req),
+                    h(cap),
+                    h(u)
+                )),
+            );
+            ws.boost("memory_pressure", 0.6, None);
+            cached = true;
+        }
+    }
+    if let Some(u) = unalloc.filter(|_| !cached) {
+        if u >= req || (u as f64) >= 0.25 * allowed.or(total).unwrap_or(u64::MAX) as f64 {
+            ws.add(
+                "fragmentation",
+                4.0,
+                Some(format!(
+                    "line {line}: {} reserved by the allocator but unallocated (the request was {})",
+                    h(u),
+                    h(req)
+                )),
+            );
+        } else if (u as f64) < 0.05 * req as f64 {
+            ws.boost("fragmentation", 0.2, None);
+        }
+    }
+    // Memory held outside this process: named by PyTorch ("Process N has X
+    // memory in use"), or what the total, free and own figures leave over.
+    let others = d.int("other_process_bytes").or_else(|| {
+        let (t, f, p) = (total?, free?, process?);
+        Some(t.saturating_sub(f).saturating_sub(p))
+    });
+    if let (Some(t), Some(o)) = (total, others) {
+        if o > (1u64 << 30).max(t / 20) {
+            let enough = o >= req;
+            ws.add(
+                "foreign_process",
+                if enough { 10.0 } else { 5.0 },
+                Some(format!(
+                    "line {line}: other processes hold about {} of the GPU's {}{}",
+                    h(o),
+                    h(t),
+                    if enough {
+                        ", more than the request"
+                    } else {
+                        ""
+                    }
+                )),
+            );
+            if enough {
+                ws.boost("memory_pressure", 0.5, None);
+            }
+        } else {
+            ws.boost("foreign_process", 0.2, None);
+        }
+    }
+}
+
+/// Two different cuDNN versions in one log: two copies of the library on
+/// the machine, and the process may load either.
+fn two_copies(ctx: &Ctx<'_>, ws: &mut Weights) {
+    let class = &ctx.draft().class;
+    if !(is_cudnn_or_conv(class) || class == "proc.segfault" || class == "cuda.no_kernel_image") {
+        return;
+    }
+    let copies = ctx.env.values("cudnn");
+    if copies.len() < 2 {
+        return;
+    }
+    let listed: Vec<String> = copies
+        .iter()
+        .map(|o| format!("{} (line {})", o.value, o.first.line))
+        .collect();
+    let why = format!(
+        "the log shows {} cuDNN versions: {}",
+        copies.len(),
+        listed.join(", ")
+    );
+    ws.add("library_conflict", 4.0, Some(why.clone()));
+    ws.boost("version_mismatch", 1.5, None);
+}
+
+/// The framework's own bundle (`patterns/compat.toml`): a cuDNN in the log
+/// that the installed PyTorch or TensorFlow build does not use.
+fn framework_bundle(ctx: &Ctx<'_>, ws: &mut Weights) {
+    if !is_cudnn_or_conv(&ctx.draft().class) {
+        return;
+    }
+    let env = ctx.env;
+    let compat = ctx.catalog.compat();
+    let Some((framework, _)) = seen(env, "framework") else {
+        return;
+    };
+    let Some((version, vline)) = seen(env, "framework_version") else {
+        return;
+    };
+    let cuda = env.get("cuda");
+    let expected: Vec<(String, String)> = match framework {
+        "pytorch" => compat
+            .torch_builds(version, cuda)
+            .iter()
+            .map(|b| {
+                (
+                    b.cudnn.clone(),
+                    format!(
+                        "PyTorch {} (cu{}) ships cuDNN {}",
+                        b.torch,
+                        b.cuda.replace('.', ""),
+                        b.cudnn
+                    ),
+                )
+            })
+            .collect(),
+        "tensorflow" => compat
+            .tensorflow_build(version)
+            .map(|b| {
+                vec![(
+                    b.cudnn.clone(),
+                    format!(
+                        "TensorFlow {} was tested with CUDA {} and cuDNN {}",
+                        b.tensorflow, b.cuda, b.cudnn
+                    ),
+                )]
+            })
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    if expected.is_empty() {
+        return;
+    }
+    // A table row with major.minor matches any patch release.
+    let fits = |v: &str| {
+        expected.iter().any(|(want, _)| {
+            v == want || (want.matches('.').count() == 1 && v.starts_with(&format!("{want}.")))
+        })
+    };
+    let values = env.values("cudnn");
+    let bundled_present = values.iter().any(|o| fits(&o.value));
+    if let Some(o) = values.iter().find(|o| !fits(&o.value)) {
+        let (_, what) = &expected[0];
+        let why = format!(
+            "line {}: cuDNN {} is in use, but {what} (framework version on line {vline})",
+            o.first.line, o.value
+        );
+        if bundled_present {
+            // The right copy is there too: the wrong one is found first.
+            ws.add(
+                "library_conflict",
+                3.0,
+                Some(format!("{why}; the bundled copy is in the log as well, so another copy is loaded in front of it")),
+            );
+        } else {
+            ws.add("version_mismatch", 3.0, Some(why));
+        }
+    }
+}
+
+/// Versions inside the message itself: built with one, loaded another.
+fn mismatch_message(d: &Draft, ws: &mut Weights) {
+    let version = |name| {
+        d.text(name)
+            .map(|v| crate::environment::normalize("cudnn", v).unwrap_or_else(|| v.to_string()))
+    };
+    if let (Some(loaded), Some(compiled)) = (version("loaded_version"), version("compiled_version"))
+    {
+        if loaded != compiled {
+            ws.add(
+                "version_mismatch",
+                3.0,
+                Some(format!(
+                    "line {}: built with cuDNN {compiled}, loaded {loaded}",
+                    d.first.line
+                )),
+            );
+        }
+    }
+}
+
+/// The driver against the CUDA release the program uses.
+fn driver(ctx: &Ctx<'_>, ws: &mut Weights) {
+    let (Some((drv, dline)), Some((cuda, cline))) =
+        (seen(ctx.env, "driver"), seen(ctx.env, "cuda"))
+    else {
+        return;
+    };
+    let Some(req) = ctx.catalog.compat().driver_for(cuda) else {
+        return;
+    };
+    if cmp_versions(drv, &req.min_driver) == Ordering::Less {
+        ws.add(
+            "driver_too_old",
+            DEFINITIVE,
+            Some(format!(
+                "line {dline}: driver {drv} is older than the {} that CUDA {cuda} (line {cline}) needs",
+                req.min_driver
+            )),
+        );
+    } else {
+        ws.boost("driver_too_old", 0.3, None);
+    }
+}
+
+/// The GPU's architecture against the CUDA and cuDNN in use.
+fn architecture(ctx: &Ctx<'_>, ws: &mut Weights) {
+    let compat = ctx.catalog.compat();
+    let env = ctx.env;
+    let arch = seen(env, "compute_capability")
+        .and_then(|(cc, _)| compat.arch_of_capability(cc))
+        .or_else(|| seen(env, "gpu").and_then(|(g, _)| compat.arch_of_gpu(g)));
+    let Some(arch) = arch else {
+        return;
+    };
+    let gpu = seen(env, "gpu").map_or(arch.arch.clone(), |(g, _)| g.to_string());
+    let mut unsupported = false;
+    if let Some((cudnn, line)) = seen(env, "cudnn") {
+        if cmp_versions(cudnn, &arch.min_cudnn) == Ordering::Less {
+            unsupported = true;
+            ws.add(
+                "arch_unsupported",
+                DEFINITIVE,
+                Some(format!(
+                    "line {line}: cuDNN {cudnn} predates {} support for {gpu} ({}; first supported by cuDNN {})",
+                    arch.arch, arch.compute_capability.join("/"), arch.min_cudnn
+                )),
+            );
+        } else if arch.arch == "ampere" && cmp_versions(cudnn, "8.4") == Ordering::Less {
+            // The seed documents' advice: Ampere with cuDNN before 8.4 often
+            // fails to build execution plans for some convolutions.
+            ws.add(
+                "arch_unsupported",
+                3.0,
+                Some(format!(
+                    "line {line}: cuDNN {cudnn} on an Ampere GPU ({gpu}); releases before 8.4 handle some Ampere convolutions poorly"
+                )),
+            );
+            ws.boost("version_mismatch", 1.5, None);
+        }
+    }
+    if let Some((cuda, line)) = seen(env, "cuda") {
+        if cmp_versions(cuda, &arch.min_cuda) == Ordering::Less {
+            unsupported = true;
+            ws.add(
+                "arch_unsupported",
+                DEFINITIVE,
+                Some(format!(
+                    "line {line}: CUDA {cuda} predates {} support for {gpu} (first supported by CUDA {})",
+                    arch.arch, arch.min_cuda
+                )),
+            );
+        }
+    }
+    if !unsupported {
+        ws.boost("arch_unsupported", 0.3, None);
+    }
+}
+
+/// Training settings the log echoes: deterministic mode, cuDNN benchmark
+/// mode, mixed precision, TensorFlow's memory growth.
+fn settings(ctx: &Ctx<'_>, ws: &mut Weights) {
+    let env = ctx.env;
+    let d = ctx.draft();
+    if let Some((v, line)) = seen(env, "deterministic") {
+        if v == "true" {
+            ws.boost(
+                "deterministic_mode",
+                4.0,
+                Some(format!(
+                    "line {line}: deterministic algorithms are on, which narrows cuDNN's choice"
+                )),
+            );
+        } else {
+            ws.boost("deterministic_mode", 0.2, None);
+        }
+    }
+    if let Some((v, line)) = seen(env, "cudnn_benchmark") {
+        if v == "true" {
+            let tight = d
+                .int("free_bytes")
+                .zip(d.int("requested_bytes"))
+                .is_some_and(|(f, r)| f < r)
+                || d.int("allowed_bytes").is_some();
+            ws.boost(
+                "benchmark_autotune",
+                if tight { 3.0 } else { 2.0 },
+                Some(format!(
+                    "line {line}: cudnn.benchmark is on: cuDNN tries every algorithm, with extra workspace{}",
+                    if tight { ", and memory was tight" } else { "" }
+                )),
+            );
+        } else {
+            ws.boost("benchmark_autotune", 0.3, None);
+        }
+    }
+    if let Some((v, line)) = seen(env, "amp") {
+        if v == "true" {
+            let odd_conv = d.message.contains("groups=") || d.message.contains("dilation=");
+            ws.boost(
+                "half_precision",
+                if odd_conv { 3.0 } else { 2.0 },
+                Some(format!("line {line}: the run trains in mixed precision")),
+            );
+            if odd_conv {
+                ws.boost(
+                    "unsupported_config",
+                    2.0,
+                    Some(format!(
+                        "line {}: a grouped or dilated convolution in half precision",
+                        d.first.line
+                    )),
+                );
+            }
+        }
+    }
+    let tf = env
+        .values("framework")
+        .iter()
+        .any(|o| o.value == "tensorflow");
+    if tf
+        && matches!(
+            d.class.as_str(),
+            "cuda.oom"
+                | "cudnn.not_initialized"
+                | "cudnn.conv_algo_failed"
+                | "cudnn.internal_error"
+        )
+    {
+        match seen(env, "memory_growth") {
+            Some(("true", _)) => ws.boost("tf_prealloc", 0.2, None),
+            _ => ws.add(
+                "tf_prealloc",
+                2.0,
+                Some("TensorFlow runs without memory growth in this log, so it reserves most of the GPU at start-up".into()),
+            ),
+        }
+    }
+}
+
+/// When the failure happened: at the very first step (set-up: versions and
+/// libraries), always at the same step (an input), or mid-run.
+fn timing(ctx: &Ctx<'_>, ws: &mut Weights) {
+    let d = ctx.draft();
+    if !d.is_error() {
+        return;
+    }
+    // "Before any training step": the last marker says step or epoch 0, or
+    // there is none yet although the framework has started (its version is
+    // in the log) — a bare program's log says nothing about training.
+    let early = match (d.first_progress.step, d.first_progress.epoch) {
+        (None, None) => ctx
+            .env
+            .values("framework_version")
+            .first()
+            .is_some_and(|o| o.first.byte <= d.first.byte),
+        (s, e) => s.unwrap_or(0) == 0 && e.unwrap_or(0) == 0,
+    };
+    let memory_in_use = d.int("allocated_bytes").or(d.int("process_bytes"));
+    if early && memory_in_use.is_none_or(|b| b < 2 << 30) && is_cudnn_or_conv(&d.class) {
+        let why = format!(
+            "line {}: it failed at the start, before any training step, with little memory in use",
+            d.first.line
+        );
+        ws.boost("version_mismatch", 2.0, Some(why));
+        ws.boost("library_conflict", 2.0, None);
+        ws.boost("library_missing", 2.0, None);
+    }
+    // The same step twice, far apart: the job was restarted (resumed) and
+    // failed at the same place again. Lines of one incident are close.
+    if d.count > 1
+        && d.first_progress.step.is_some()
+        && d.first_progress.step == d.last_progress.step
+        && d.last.line.saturating_sub(d.first.line) > RESTART_GAP
+    {
+        ws.boost(
+            "input_shape",
+            2.5,
+            Some(format!(
+                "{} occurrences, all at step {}",
+                d.count,
+                d.first_progress.step.unwrap_or_default()
+            )),
+        );
+    }
+    if let Some(step) = d.first_progress.step.filter(|&s| s > 0) {
+        if d.class == "cudnn.execution_failed" {
+            ws.boost(
+                "memory_pressure",
+                1.3,
+                Some(format!(
+                    "line {}: it failed mid-run (step {step}), after earlier steps worked",
+                    d.first.line
+                )),
+            );
+            ws.boost("fragmentation", 1.3, None);
+        }
+    }
+}
+
+/// Other findings of the same source: an out-of-memory error near a cuDNN
+/// failure points at memory.
+fn co_occurring(ctx: &Ctx<'_>, ws: &mut Weights) {
+    let d = ctx.draft();
+    if !is_cudnn_or_conv(&d.class) && d.class != "cublas.error" {
+        return;
+    }
+    let near = ctx.drafts.iter().find(|o| {
+        matches!(o.class.as_str(), "cuda.oom" | "host.oom")
+            && o.first.source == d.first.source
+            && o.first.line.abs_diff(d.first.line) <= 2000
+    });
+    if let Some(o) = near {
+        ws.add(
+            "memory_pressure",
+            3.0,
+            Some(format!(
+                "line {}: an out-of-memory error ({}) near this failure",
+                o.first.line, o.class
+            )),
+        );
+        ws.boost("version_mismatch", 0.6, None);
+    }
+}
+
+/// Known framework issues: PyTorch 2.3.0 prints the plan-failed warning for
+/// plans it then replaces; results are not affected.
+fn known_issues(ctx: &Ctx<'_>, ws: &mut Weights) {
+    let d = ctx.draft();
+    if d.class != "cudnn.plan_failed" {
+        return;
+    }
+    let Some((version, line)) = seen(ctx.env, "framework_version") else {
+        return;
+    };
+    let pytorch = ctx
+        .env
+        .values("framework")
+        .iter()
+        .any(|o| o.value == "pytorch");
+    if pytorch && version.starts_with("2.3.") {
+        ws.add(
+            "framework_bug",
+            8.0,
+            Some(format!(
+                "line {line}: PyTorch {version} warns for execution plans it then replaces with working ones (a known 2.3 issue, fixed in 2.4); training results are not affected"
+            )),
+        );
+    }
+}

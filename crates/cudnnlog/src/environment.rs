@@ -1,0 +1,290 @@
+//! The environment a log shows: framework and library versions, the GPU,
+//! the driver, training settings.
+//!
+//! Values come from *probes* (`patterns/environment.toml`): literal anchors
+//! and a regex whose named groups are environment fields, like patterns but
+//! reporting facts about the run rather than failures. A log may show two
+//! values for one field (the system's cuDNN and the one in the framework's
+//! wheel); both are kept, with the line where each was first seen, since
+//! that is itself evidence.
+//!
+//! ```
+//! use cudnnlog::environment::normalize;
+//! assert_eq!(normalize("cudnn", "91900").as_deref(), Some("9.19.0"));
+//! assert_eq!(normalize("cudnn", "8600").as_deref(), Some("8.6.0"));
+//! assert_eq!(normalize("cudnn", "(8, 9, 2)").as_deref(), Some("8.9.2"));
+//! assert_eq!(normalize("compute_capability", "sm_86").as_deref(), Some("8.6"));
+//! assert_eq!(normalize("cuda", "cu130").as_deref(), Some("13.0"));
+//! ```
+
+use crate::sink::Location;
+use std::collections::BTreeMap;
+
+/// The fields a probe may set, in the order the CLI shows them.
+pub const FIELDS: &[&str] = &[
+    "framework",
+    "framework_version",
+    "cuda",
+    "cudnn",
+    "nccl",
+    "driver",
+    "gpu",
+    "compute_capability",
+    "amp",
+    "cudnn_benchmark",
+    "deterministic",
+    "memory_growth",
+];
+
+/// Turns a raw capture into the field's canonical spelling, or `None` when
+/// the text is not a value of that field.
+///
+/// * `cudnn`: `91900` → `9.19.0` (cuDNN 9 encodes major·10000 + minor·100 +
+///   patch), `8600` → `8.6.0`, `7605` → `7.6.5` (cuDNN 7/8: major·1000 +
+///   minor·100 + patch), `(9, 19, 0)` → `9.19.0`, `8.9.2.26` → `8.9.2`;
+/// * `cuda`: `cu130` → `13.0`, `12.4.131` → `12.4`, `V13.0.88` → `13.0`;
+/// * `compute_capability`: `sm_86` → `8.6`, `9.0a` → `9.0`, `(8, 6)` → `8.6`;
+/// * `framework`: lower case (`PyTorch` → `pytorch`);
+/// * booleans (`cudnn_benchmark`, `deterministic`, `memory_growth`):
+///   `True`/`true`/`1` → `true`, `False`/`false`/`0` → `false`;
+/// * anything else: trimmed.
+pub fn normalize(field: &str, raw: &str) -> Option<String> {
+    let raw = raw
+        .trim()
+        .trim_matches(|c| c == '\'' || c == '"' || c == ',');
+    if raw.is_empty() {
+        return None;
+    }
+    let numbers = |s: &str| -> Vec<u64> {
+        s.split(|c: char| !c.is_ascii_digit())
+            .filter(|p| !p.is_empty())
+            .filter_map(|p| p.parse().ok())
+            .collect()
+    };
+    Some(match field {
+        "cudnn" => {
+            let n = numbers(raw);
+            if raw.bytes().all(|c| c.is_ascii_digit()) {
+                let v = n.first().copied()?;
+                let (major, rest) = if v >= 10_000 {
+                    (v / 10_000, v % 10_000)
+                } else {
+                    (v / 1000, v % 1000)
+                };
+                if major == 0 {
+                    return None;
+                }
+                format!("{major}.{}.{}", rest / 100, rest % 100)
+            } else {
+                match n.as_slice() {
+                    [a, b, c, ..] => format!("{a}.{b}.{c}"),
+                    [a, b] => format!("{a}.{b}"),
+                    _ => return None,
+                }
+            }
+        }
+        "cuda" => {
+            // `130` from a `+cu130` wheel suffix, `cu121`.
+            let digits = raw.strip_prefix("cu").unwrap_or(raw);
+            if (2..=3).contains(&digits.len()) && digits.bytes().all(|c| c.is_ascii_digit()) {
+                let (major, minor) = digits.split_at(digits.len() - 1);
+                format!("{major}.{minor}")
+            } else if let Some(v) = raw.strip_prefix("cu").filter(|v| v.len() >= 3) {
+                let (major, minor) = v.split_at(v.len() - 1);
+                format!("{major}.{minor}")
+            } else {
+                match numbers(raw).as_slice() {
+                    [a, b, ..] => format!("{a}.{b}"),
+                    _ => return None,
+                }
+            }
+        }
+        "compute_capability" => {
+            if let Some(v) = raw
+                .strip_prefix("sm_")
+                .or_else(|| raw.strip_prefix("compute_"))
+            {
+                let digits: String = v.chars().take_while(|c| c.is_ascii_digit()).collect();
+                if digits.len() < 2 {
+                    return None;
+                }
+                let (major, minor) = digits.split_at(digits.len() - 1);
+                format!("{major}.{minor}")
+            } else {
+                match numbers(raw).as_slice() {
+                    [a, b, ..] => format!("{a}.{b}"),
+                    _ => return None,
+                }
+            }
+        }
+        "framework" => match raw.to_ascii_lowercase().as_str() {
+            "torch" | "pytorch" => "pytorch".into(),
+            "tensorflow" | "tensorflow-gpu" | "tf" => "tensorflow".into(),
+            other => other.to_string(),
+        },
+        // `2.11.0+cu130` is PyTorch 2.11.0; its CUDA variant is read as `cuda`.
+        "framework_version" => raw.split('+').next().unwrap_or(raw).to_string(),
+        "cudnn_benchmark" | "deterministic" | "memory_growth" => {
+            match raw.to_ascii_lowercase().as_str() {
+                "true" | "1" | "on" | "yes" => "true".into(),
+                "false" | "0" | "off" | "no" => "false".into(),
+                _ => return None,
+            }
+        }
+        _ => raw.to_string(),
+    })
+}
+
+/// One value of one field, where it was first seen, and how often.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Observed {
+    pub value: String,
+    pub first: Location,
+    pub count: u64,
+}
+
+/// Everything the probes found, per field, values in order of appearance.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Environment {
+    fields: BTreeMap<String, Vec<Observed>>,
+}
+
+impl Environment {
+    /// Records a value seen at `at`.
+    pub fn record(&mut self, field: &str, value: &str, at: &Location) {
+        let values = self.fields.entry(field.to_string()).or_default();
+        match values.iter_mut().find(|o| o.value == value) {
+            Some(o) => {
+                o.count += 1;
+                if (at.source, at.byte) < (o.first.source, o.first.byte) {
+                    o.first = at.clone();
+                }
+            }
+            None => values.push(Observed {
+                value: value.to_string(),
+                first: at.clone(),
+                count: 1,
+            }),
+        }
+    }
+
+    /// The values seen for `field`, in order of first appearance.
+    pub fn values(&self, field: &str) -> &[Observed] {
+        self.fields.get(field).map_or(&[][..], |v| &v[..])
+    }
+
+    /// The single value of `field`, or its first one when there are several.
+    pub fn get(&self, field: &str) -> Option<&str> {
+        self.values(field).first().map(|o| o.value.as_str())
+    }
+
+    /// The values seen in one source only.
+    pub fn of_source(&self, source: usize) -> Environment {
+        let mut env = Environment::default();
+        for (field, values) in &self.fields {
+            for o in values.iter().filter(|o| o.first.source == source) {
+                env.fields.entry(field.clone()).or_default().push(o.clone());
+            }
+        }
+        env
+    }
+
+    /// True when no field has a value.
+    pub fn is_empty(&self) -> bool {
+        self.fields.is_empty()
+    }
+
+    /// Puts each field's values in order of first appearance.
+    pub(crate) fn sort(&mut self) {
+        for values in self.fields.values_mut() {
+            values.sort_by_key(|o| (o.first.source, o.first.byte));
+        }
+    }
+
+    /// The JSON form: a string per field, or a list when the log shows
+    /// several values.
+    pub fn to_json(&self) -> BTreeMap<String, serde_json::Value> {
+        self.fields
+            .iter()
+            .map(|(k, v)| {
+                let value = match v.as_slice() {
+                    [one] => serde_json::Value::String(one.value.clone()),
+                    many => many.iter().map(|o| o.value.clone()).collect(),
+                };
+                (k.clone(), value)
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cudnn_spellings() {
+        for (raw, want) in [
+            ("91900", "9.19.0"),
+            ("90100", "9.1.0"),
+            ("8600", "8.6.0"),
+            ("8902", "8.9.2"),
+            ("7605", "7.6.5"),
+            ("(9, 19, 0)", "9.19.0"),
+            ("8.9.2", "8.9.2"),
+            ("9.19.0.56", "9.19.0"),
+            ("8.9", "8.9"),
+        ] {
+            assert_eq!(normalize("cudnn", raw).as_deref(), Some(want), "{raw}");
+        }
+        assert_eq!(normalize("cudnn", "0"), None);
+        assert_eq!(normalize("cudnn", "None"), None);
+    }
+
+    #[test]
+    fn cuda_and_capability_spellings() {
+        assert_eq!(normalize("cuda", "cu121").as_deref(), Some("12.1"));
+        assert_eq!(normalize("cuda", "13.0.88").as_deref(), Some("13.0"));
+        assert_eq!(normalize("cuda", "V12.4.131").as_deref(), Some("12.4"));
+        assert_eq!(
+            normalize("compute_capability", "sm_90").as_deref(),
+            Some("9.0")
+        );
+        assert_eq!(
+            normalize("compute_capability", "sm_120").as_deref(),
+            Some("12.0")
+        );
+        assert_eq!(
+            normalize("compute_capability", "9.0a").as_deref(),
+            Some("9.0")
+        );
+        assert_eq!(
+            normalize("compute_capability", "(8, 6)").as_deref(),
+            Some("8.6")
+        );
+        assert_eq!(
+            normalize("cudnn_benchmark", "True").as_deref(),
+            Some("true")
+        );
+        assert_eq!(normalize("cudnn_benchmark", "maybe"), None);
+    }
+
+    #[test]
+    fn two_values_of_one_field_are_both_kept() {
+        let at = |line| Location {
+            source: 0,
+            line,
+            byte: line * 10,
+            timestamp: None,
+            rank: None,
+        };
+        let mut env = Environment::default();
+        env.record("cudnn", "9.14.0", &at(12));
+        env.record("cudnn", "9.19.0", &at(40));
+        env.record("cudnn", "9.14.0", &at(50));
+        env.record("gpu", "NVIDIA H200", &at(3));
+        let json = env.to_json();
+        assert_eq!(json["cudnn"], serde_json::json!(["9.14.0", "9.19.0"]));
+        assert_eq!(json["gpu"], serde_json::json!("NVIDIA H200"));
+        assert_eq!(env.values("cudnn")[0].count, 2);
+    }
+}
