@@ -216,7 +216,7 @@ fn an_oom_near_a_cudnn_failure_points_at_memory() {
 /// libraries.
 #[test]
 fn failing_at_the_first_convolution_points_at_versions() {
-    let log = "Traceback (most recent call last):\n  File \"/home/user/train/train.py\", line 40, in <module>\n    y = conv(x)\nRuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED\n";
+    let log = "2026-11-29 19:40:51,487 INFO train: torch 2.4.0+cu121 cuda 12.1 cudnn 90100\nTraceback (most recent call last):\n  File \"/home/user/train/train.py\", line 40, in <module>\n    y = conv(x)\nRuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED\n";
     let r = one(log);
     let f = finding(&r, "cudnn.execution_failed");
     assert!(evidence_of(f, "version_mismatch")
