@@ -186,6 +186,7 @@ fn explain_cause(catalog: &Catalog, id: &str, out: &mut String) {
     for r in &cause.remediations {
         bullet(out, "", r);
     }
+    compat_rows(catalog, id, out);
     let mut listed: Vec<(&Pattern, f64)> = catalog
         .patterns()
         .iter()
@@ -200,6 +201,93 @@ fn explain_cause(catalog: &Catalog, id: &str, out: &mut String) {
         let p = listed[0].0;
         let _ = writeln!(out, "\nExample ({}):", p.id);
         indented_log(out, &p.examples[0].log);
+    }
+}
+
+/// Rows shown per compatibility table.
+const COMPAT_ROWS: usize = 12;
+
+/// The compatibility data the diagnoser uses as evidence for a cause.
+fn compat_rows(catalog: &Catalog, cause: &str, out: &mut String) {
+    let compat = catalog.compat();
+    let mut section = |title: &str, header: &str, rows: Vec<String>| {
+        if rows.is_empty() {
+            return;
+        }
+        let _ = writeln!(out, "\n{title} (patterns/compat.toml):\n  {header}");
+        let shown = rows.len().min(COMPAT_ROWS);
+        for r in &rows[rows.len() - shown..] {
+            let _ = writeln!(out, "  {r}");
+        }
+        if rows.len() > shown {
+            let _ = writeln!(out, "  … {} older rows in the file", rows.len() - shown);
+        }
+    };
+    if matches!(cause, "version_mismatch" | "library_conflict") {
+        section(
+            "PyTorch wheels and the cuDNN they bundle",
+            "torch      cuda   cudnn     date        source",
+            compat
+                .torch
+                .iter()
+                .map(|b| {
+                    format!(
+                        "{:<10} {:<6} {:<9} {}  {}",
+                        b.torch, b.cuda, b.cudnn, b.date, b.source
+                    )
+                })
+                .collect(),
+        );
+        section(
+            "TensorFlow tested builds",
+            "tensorflow cuda   cudnn     date        source",
+            compat
+                .tensorflow
+                .iter()
+                .map(|b| {
+                    format!(
+                        "{:<10} {:<6} {:<9} {}  {}",
+                        b.tensorflow, b.cuda, b.cudnn, b.date, b.source
+                    )
+                })
+                .collect(),
+        );
+    }
+    if cause == "driver_too_old" {
+        section(
+            "CUDA releases and the oldest Linux driver they run on",
+            "cuda   min driver   date        source",
+            compat
+                .driver
+                .iter()
+                .map(|d| {
+                    format!(
+                        "{:<6} {:<12} {}  {}",
+                        d.cuda, d.min_driver, d.date, d.source
+                    )
+                })
+                .collect(),
+        );
+    }
+    if cause == "arch_unsupported" {
+        section(
+            "GPU architectures and the first CUDA and cuDNN that support them",
+            "arch        capability      min cuda  min cudnn  source",
+            compat
+                .arch
+                .iter()
+                .map(|a| {
+                    format!(
+                        "{:<11} {:<15} {:<9} {:<10} {}",
+                        a.arch,
+                        a.compute_capability.join(","),
+                        a.min_cuda,
+                        a.min_cudnn,
+                        a.source
+                    )
+                })
+                .collect(),
+        );
     }
 }
 

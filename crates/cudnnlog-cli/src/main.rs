@@ -310,6 +310,7 @@ fn write_ndjson(out: &mut impl Write, report: &Report) -> anyhow::Result<()> {
         "sources": report.sources,
         "environment": report.environment,
         "primary": report.primary,
+        "cross_run": report.cross_run,
         "findings": report.findings.len(),
         "errors": errors,
     });

@@ -218,3 +218,27 @@ fn a_user_pattern_adds_to_a_scan_and_replaces_a_builtin_of_the_same_id() {
     assert_eq!(oom.severity, cudnnlog::catalog::Severity::Warning);
     assert_eq!(r.primary, None);
 }
+
+#[test]
+fn explain_a_version_cause_shows_the_compatibility_data() {
+    for (id, header) in [
+        (
+            "driver_too_old",
+            "CUDA releases and the oldest Linux driver",
+        ),
+        (
+            "version_mismatch",
+            "PyTorch wheels and the cuDNN they bundle",
+        ),
+        (
+            "arch_unsupported",
+            "GPU architectures and the first CUDA and cuDNN",
+        ),
+    ] {
+        let text = stdout(&cudnnlog(&["explain", id], None));
+        assert!(
+            text.contains(header) && text.contains("patterns/compat.toml"),
+            "{id}:\n{text}"
+        );
+    }
+}

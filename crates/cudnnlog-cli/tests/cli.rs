@@ -412,3 +412,47 @@ fn jax_falling_back_to_the_cpu_is_a_warning() {
         .iter()
         .any(|f| f.class == "cudnn.library_missing" && f.first.line == 20));
 }
+
+/// The table says which findings are fallout, and shows the environment.
+#[test]
+fn the_table_marks_fallout_and_shows_the_environment() {
+    let out = cudnnlog(
+        &[
+            "scan",
+            "fixtures/real/h200x2-torchrun-nccl-watchdog-timeout.log",
+        ],
+        None,
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("(fallout of nccl.timeout)"), "{text}");
+    assert!(text.contains("primary failure: nccl.timeout"));
+    assert!(text.contains("○ proc.segfault"), "{text}");
+    assert!(
+        text.contains("ENVIRONMENT") && text.contains("NVIDIA H200") && text.contains("2.28.9")
+    );
+}
+
+/// Several runs: the JSON report compares them.
+#[test]
+fn several_runs_are_compared() {
+    let out = cudnnlog(
+        &[
+            "scan",
+            "--format",
+            "json",
+            "fixtures/gpu/h200-g10_torch_invalid_ordinal.log",
+            "fixtures/gpu/h200-g10_torch_no_visible_gpu.log",
+            "fixtures/real/h200-torch-healthy-train.log",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let r = json(&out);
+    assert_eq!(r.sources.len(), 3);
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.class == "cuda.no_device")
+        .unwrap();
+    assert!(f.count >= 2);
+}
