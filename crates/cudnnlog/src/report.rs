@@ -11,7 +11,7 @@
 //! {
 //!   "schema": "cudnnlog.report/1",
 //!   "sources": [{"path": "train.log", "bytes": 2655, "lines": 31}],
-//!   "environment": {},
+//!   "environment": {"framework": "pytorch", "framework_version": "2.11.0", "cudnn": "9.19.0"},
 //!   "primary": "cuda.oom",
 //!   "findings": [{
 //!     "class": "cuda.oom", "title": "GPU out of memory", "severity": "error",
@@ -22,8 +22,8 @@
 //!     "ranks": [],
 //!     "message": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.53 GiB. …",
 //!     "facts": {"requested_bytes": 1642824991, "exception": "torch.OutOfMemoryError"},
-//!     "causes": [{"id": "memory_pressure", "confidence": 0.62,
-//!                 "evidence": ["requested 1.53 GiB with 8.39 GiB allowed to the process"]}],
+//!     "causes": [{"id": "fragmentation", "confidence": 0.58,
+//!                 "evidence": ["line 29: the request would fit if the cached memory could be reused: …"]}],
 //!     "remediations": ["…"]
 //!   }]
 //! }

@@ -355,3 +355,28 @@ fn ampere_with_an_old_cudnn() {
     let f = finding(&r, "cudnn.execution_failed");
     assert_eq!(top(f), "arch_unsupported", "{:#?}", f.causes);
 }
+
+/// Rule: mixed precision → half_precision for cuDNN failures (Lightning's
+/// real banner).
+#[test]
+fn mixed_precision_weighs_half_precision() {
+    let log = "Using 16bit Automatic Mixed Precision (AMP)\n/usr/local/lib/python3.10/dist-packages/torch/nn/modules/conv.py:456: UserWarning: Plan failed with a cudnnException: CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: cudnnFinalize Descriptor Failed cudnn_status: CUDNN_STATUS_NOT_SUPPORTED (Triggered internally at ../aten/src/ATen/native/cudnn/Conv_v8.cpp:919.)\n  return F.conv2d(input, weight, bias, self.stride,\n";
+    let r = one(log);
+    let f = finding(&r, "cudnn.plan_failed");
+    assert!(
+        evidence_of(f, "half_precision")[0].contains("mixed precision"),
+        "{:#?}",
+        f.causes
+    );
+}
+
+/// Rule: cudnn.benchmark on with memory tight → benchmark_autotune.
+#[test]
+fn benchmark_mode_with_tight_memory() {
+    let log = "2026-11-29 19:40:51,487 INFO train: cudnn.benchmark=True deterministic=False\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.00 GiB. GPU 0 has a total capacity of 139.80 GiB of which 131.47 GiB is free. Including non-PyTorch memory, this process has 8.32 GiB memory in use. 8.39 GiB allowed; Of the allocated memory 7.90 GiB is allocated by PyTorch, and 10.00 MiB is reserved by PyTorch but unallocated.\nRuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED\n";
+    let r = one(log);
+    let f = finding(&r, "cudnn.execution_failed");
+    assert!(evidence_of(f, "benchmark_autotune")
+        .iter()
+        .any(|e| e.contains("cudnn.benchmark is on")));
+}
