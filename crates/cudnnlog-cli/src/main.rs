@@ -95,6 +95,9 @@ struct ScanArgs {
     /// Read files instead of memory-mapping them.
     #[arg(long)]
     no_mmap: bool,
+    /// No progress bar (shown on a terminal for files over 256 MiB).
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -242,7 +245,16 @@ fn scan(args: ScanArgs) -> anyhow::Result<ExitCode> {
         let result = if path.as_os_str() == "-" {
             scanner.scan_reader(index, "<stdin>", std::io::stdin().lock(), &mut sink)
         } else {
-            scanner.scan_path(index, path, mmap, &mut sink)
+            let bar = progress_bar(path, args.quiet);
+            let result = scanner.scan_path_parallel(index, path, mmap, &mut sink, &|done| {
+                if let Some(bar) = &bar {
+                    bar.set_position(done);
+                }
+            });
+            if let Some(bar) = bar {
+                bar.finish_and_clear();
+            }
+            result
         };
         match result {
             Ok(info) => sources.push(info),
@@ -287,6 +299,28 @@ fn scan(args: ScanArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Files larger than this get a progress bar on a terminal.
+const PROGRESS_MIN_BYTES: u64 = 256 << 20;
+
+/// A progress bar on standard error for a large file, when standard error
+/// is a terminal and `--quiet` is not given.
+fn progress_bar(path: &std::path::Path, quiet: bool) -> Option<indicatif::ProgressBar> {
+    let len = std::fs::metadata(path).ok()?.len();
+    if quiet || len < PROGRESS_MIN_BYTES || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(len);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {eta}",
+        )
+        .ok()?
+        .progress_chars("=> "),
+    );
+    bar.set_message(render::sanitize(&path.display().to_string()));
+    Some(bar)
 }
 
 /// One `{"type":"finding",…}` line per finding, then one `{"type":"summary",…}`.

@@ -21,6 +21,11 @@ impl LineCounter {
         LineCounter { pos: 0, line }
     }
 
+    /// A counter whose offset `pos` is on line `line`.
+    pub fn at(pos: usize, line: u64) -> LineCounter {
+        LineCounter { pos, line }
+    }
+
     /// The 1-based line number of `offset`.
     pub fn line_at(&mut self, hay: &[u8], offset: usize) -> u64 {
         if offset >= self.pos {

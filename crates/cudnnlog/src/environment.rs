@@ -168,6 +168,24 @@ impl Environment {
         }
     }
 
+    /// Takes in the values another environment recorded.
+    pub fn join(&mut self, other: Environment) {
+        for (field, values) in other.fields {
+            for o in values {
+                let mine = self.fields.entry(field.clone()).or_default();
+                match mine.iter_mut().find(|m| m.value == o.value) {
+                    Some(m) => {
+                        m.count += o.count;
+                        if (o.first.source, o.first.byte) < (m.first.source, m.first.byte) {
+                            m.first = o.first;
+                        }
+                    }
+                    None => mine.push(o),
+                }
+            }
+        }
+    }
+
     /// The values seen for `field`, in order of first appearance.
     pub fn values(&self, field: &str) -> &[Observed] {
         self.fields.get(field).map_or(&[][..], |v| &v[..])

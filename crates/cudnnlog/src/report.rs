@@ -36,7 +36,7 @@ use crate::context::Progress;
 use crate::diagnose::{diagnose, Draft};
 use crate::environment::Environment;
 use crate::facts::Fact;
-use crate::sink::{EnvFact, Location, Match, Sink, Window};
+use crate::sink::{EnvFact, Fork, Location, Match, Sink, Window};
 use crate::source::SourceInfo;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -284,6 +284,49 @@ fn place(l: &Location, p: Option<Progress>) -> Place {
         step: p.step,
         epoch: p.epoch,
         rank: l.rank,
+    }
+}
+
+impl Fork for FindingsSink<'_> {
+    fn fork(&self) -> Self {
+        FindingsSink::new(self.catalog)
+    }
+
+    fn join(&mut self, other: Self) {
+        for b in other.accs {
+            let found = self.accs.iter().position(|a| {
+                a.class == b.class && a.severity == b.severity && a.signature == b.signature
+            });
+            let Some(i) = found else {
+                self.accs.push(b);
+                continue;
+            };
+            let a = &mut self.accs[i];
+            a.count += b.count;
+            a.ranks.extend(b.ranks);
+            if (b.first.source, b.first.byte) < (a.first.source, a.first.byte) {
+                a.pattern = b.pattern;
+                a.first = b.first;
+                a.first_event = b.first_event;
+                a.first_progress = b.first_progress;
+                a.message = b.message;
+                a.facts = b.facts;
+            }
+            if (b.last.source, b.last.byte) >= (a.last.source, a.last.byte) {
+                a.last = b.last;
+                a.last_event = b.last_event;
+                a.last_progress = b.last_progress;
+            }
+            for (source, first) in b.per_source {
+                match a.per_source.get(&source) {
+                    Some(have) if have.0.byte <= first.0.byte => {}
+                    _ => {
+                        a.per_source.insert(source, first);
+                    }
+                }
+            }
+        }
+        self.env.join(other.env);
     }
 }
 

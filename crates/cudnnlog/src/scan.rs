@@ -23,7 +23,7 @@ use crate::error::Error;
 use crate::facts::Fact;
 use crate::framer::{Event, Framer};
 use crate::prefix::Origin;
-use crate::sink::{EnvFact, Location, Match, Sink, Window};
+use crate::sink::{EnvFact, Fork, Location, Match, Sink, Window};
 use crate::source::{MmapChoice, SourceInfo};
 use aho_corasick::{AhoCorasick, MatchKind};
 use std::io::Read;
@@ -54,6 +54,7 @@ struct Config {
     back: usize,
     forward: usize,
     block: usize,
+    chunk: usize,
 }
 
 impl Default for ScannerBuilder {
@@ -70,6 +71,7 @@ impl ScannerBuilder {
                 back: 256 << 10,
                 forward: 64 << 10,
                 block: 8 << 20,
+                chunk: 64 << 20,
             },
         }
     }
@@ -95,6 +97,14 @@ impl ScannerBuilder {
         self
     }
 
+    /// How many bytes each task of a parallel scan
+    /// ([`Scanner::scan_slice_parallel`]) covers; chunks end at line ends.
+    /// Default: 64 MiB.
+    pub fn chunk_size(&mut self, bytes: usize) -> &mut ScannerBuilder {
+        self.config.chunk = bytes.max(1);
+        self
+    }
+
     /// Compiles the catalog's anchors and returns a reusable scanner.
     pub fn build(&self, catalog: Catalog) -> Scanner {
         let (anchors, owners) = anchor_table(catalog.patterns(), catalog.probes());
@@ -102,17 +112,31 @@ impl ScannerBuilder {
         // semantics let aho-corasick use its SIMD (Teddy) prefilter, which
         // standard semantics rule out. Within an event every anchor matters,
         // so a second automaton with standard semantics finds them all.
-        let build = |kind| {
+        // The whole-input pass uses a full DFA: the fastest search, at a
+        // memory cost that a few hundred anchors keep small.
+        let build = |kind, dfa: bool| {
             AhoCorasick::builder()
                 .match_kind(kind)
+                .kind(dfa.then_some(aho_corasick::AhoCorasickKind::DFA))
                 .build(&anchors)
                 .expect("anchors are validated literals")
         };
+        let n_patterns = catalog.patterns().len() as u32;
+        let anchor_kinds = owners
+            .iter()
+            .map(|o| {
+                o.iter().fold(0, |k, &i| {
+                    k | if i < n_patterns { FOR_PATTERN } else { FOR_PROBE }
+                })
+            })
+            .collect();
         Scanner {
             catalog,
-            scan_ac: build(MatchKind::LeftmostFirst),
-            event_ac: build(MatchKind::Standard),
+            scan_ac: build(MatchKind::LeftmostFirst, true),
+            // Runs on short event texts only: an NFA builds faster.
+            event_ac: build(MatchKind::Standard, false),
             owners,
+            anchor_kinds,
             config: self.config,
         }
     }
@@ -126,8 +150,18 @@ pub struct Scanner {
     scan_ac: AhoCorasick,
     event_ac: AhoCorasick,
     owners: Vec<Vec<u32>>,
+    /// Per anchor: [`FOR_PATTERN`] and/or [`FOR_PROBE`].
+    anchor_kinds: Vec<u8>,
     config: Config,
 }
+
+/// An anchor some pattern lists.
+const FOR_PATTERN: u8 = 1;
+/// An anchor some environment probe lists.
+const FOR_PROBE: u8 = 2;
+const BOTH: u8 = FOR_PATTERN | FOR_PROBE;
+/// How many probed line texts a scan remembers (then it starts over).
+const PROBED_MEMORY: usize = 4096;
 
 /// Per-source scanning state and reusable buffers.
 struct State {
@@ -139,6 +173,9 @@ struct State {
     line_at: Vec<usize>,
     scratch: Vec<u8>,
     candidates: Vec<u32>,
+    probe_lines: Vec<usize>,
+    /// Hashes of line texts already probed.
+    probed: std::collections::HashSet<u64>,
     stopped: bool,
 }
 
@@ -153,6 +190,8 @@ impl State {
             line_at: Vec::new(),
             scratch: Vec::new(),
             candidates: Vec::new(),
+            probe_lines: Vec::new(),
+            probed: std::collections::HashSet::new(),
             stopped: false,
         }
     }
@@ -195,6 +234,121 @@ impl Scanner {
             return self.scan_slice_named(source, &name, &map, sink);
         }
         self.scan_reader(source, &name, file, sink)
+    }
+
+    /// Like [`scan_path`](Scanner::scan_path), but a mapped file is scanned
+    /// on all of rayon's threads ([`scan_slice_parallel`](Scanner::scan_slice_parallel)).
+    /// `progress` is called with the number of bytes done so far.
+    pub fn scan_path_parallel<S: Fork>(
+        &self,
+        source: usize,
+        path: &Path,
+        mmap: MmapChoice,
+        sink: &mut S,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<SourceInfo, S::Error> {
+        let name = path.display().to_string();
+        let io = |e: std::io::Error| Error::Io {
+            path: name.clone(),
+            source: e,
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        let meta = file.metadata().map_err(io)?;
+        if meta.is_dir() {
+            return Err(io(std::io::Error::other("is a directory")).into());
+        }
+        if let Some(map) = mmap.open(&file, &meta) {
+            let mut info = self.scan_slice_parallel(source, &map, sink, progress)?;
+            info.path = name;
+            return Ok(info);
+        }
+        self.scan_reader(source, &name, file, sink)
+    }
+
+    /// Scans bytes in memory on all of rayon's threads, with the same result
+    /// as [`scan_slice`](Scanner::scan_slice).
+    ///
+    /// The bytes are cut at line ends into chunks
+    /// ([`ScannerBuilder::chunk_size`]); the lines before each chunk are
+    /// counted first (a fast pass), then each chunk is scanned into a
+    /// [`Fork`] of `sink`, with the whole input as context, so an event that
+    /// straddles two chunks is framed whole and reported once, by the chunk
+    /// where its first candidate line is. The forks are joined back in input
+    /// order. `progress` is called with the bytes done after each chunk.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, report::FindingsSink};
+    /// let scanner = ScannerBuilder::new().chunk_size(64).build(Catalog::builtin().unwrap());
+    /// let mut log = Vec::new();
+    /// for i in 0..50 {
+    ///     log.extend_from_slice(format!("INFO step {i} loss 0.5\n").as_bytes());
+    /// }
+    /// log.extend_from_slice(b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n");
+    /// let mut sink = FindingsSink::new(scanner.catalog());
+    /// let info = scanner.scan_slice_parallel(0, &log, &mut sink, &|_| {}).unwrap();
+    /// let report = sink.into_report(vec![info]);
+    /// assert_eq!((report.findings[0].first.line, report.findings[0].first.step), (51, Some(49)));
+    /// ```
+    pub fn scan_slice_parallel<S: Fork>(
+        &self,
+        source: usize,
+        bytes: &[u8],
+        sink: &mut S,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<SourceInfo, S::Error> {
+        use rayon::prelude::*;
+        let mut bounds = vec![0usize];
+        while let Some(&last) = bounds.last() {
+            if last >= bytes.len() {
+                break;
+            }
+            let next = (last + self.config.chunk).min(bytes.len());
+            bounds.push(if next == bytes.len() {
+                next
+            } else {
+                line_end_after(bytes, next)
+            });
+        }
+        let chunks: Vec<Range<usize>> = bounds.windows(2).map(|w| w[0]..w[1]).collect();
+        // The line each chunk starts on.
+        let newlines: Vec<u64> = chunks
+            .par_iter()
+            .map(|r| bytecount::count(&bytes[r.clone()], b'\n') as u64)
+            .collect();
+        let mut first_line = Vec::with_capacity(chunks.len());
+        let mut line = 1u64;
+        for n in &newlines {
+            first_line.push(line);
+            line += n;
+        }
+        let done = std::sync::atomic::AtomicU64::new(0);
+        let empty: Vec<S> = chunks.iter().map(|_| sink.fork()).collect();
+        let forks: Vec<Result<S, S::Error>> = empty
+            .into_par_iter()
+            .zip(chunks.par_iter().zip(first_line.par_iter()))
+            .map(|(mut fork, (range, &line))| {
+                let mut st = State::new(source);
+                st.counter = LineCounter::at(range.start, line);
+                self.scan_window(&mut st, bytes, range.clone(), &mut fork)?;
+                let total = done.fetch_add(range.len() as u64, std::sync::atomic::Ordering::Relaxed)
+                    + range.len() as u64;
+                progress(total);
+                Ok(fork)
+            })
+            .collect();
+        for fork in forks {
+            sink.join(fork?);
+        }
+        let lines = match bytes.last() {
+            None => 0,
+            Some(b'\n') => line - 1,
+            Some(_) => line,
+        };
+        Ok(SourceInfo {
+            path: "<memory>".to_string(),
+            bytes: bytes.len() as u64,
+            lines,
+        })
     }
 
     /// Scans bytes already in memory.
@@ -286,7 +440,12 @@ impl Scanner {
     ) -> Result<(), S::Error> {
         let search_from = line_start_before(hay, owned.start.saturating_sub(self.config.back));
         let search_to = (owned.end + self.config.forward).min(hay.len());
-        self.find_candidates(hay, search_from..search_to, &mut st.hits);
+        let mut probe_lines = std::mem::take(&mut st.probe_lines);
+        self.find_candidates(hay, search_from..search_to, &mut st.hits, &mut probe_lines);
+        for &start in probe_lines.iter().filter(|&&p| owned.contains(&p)) {
+            self.probe_line(st, hay, start, sink)?;
+        }
+        st.probe_lines = probe_lines;
 
         let mut regions: Vec<Range<usize>> = Vec::new();
         for &h in st.hits.iter().filter(|&&h| owned.contains(&h)) {
@@ -334,9 +493,20 @@ impl Scanner {
         })
     }
 
-    /// Records the start of every line in `hay[span]` that holds an anchor.
-    fn find_candidates(&self, hay: &[u8], span: Range<usize>, hits: &mut Vec<usize>) {
+    /// Records the start of every line in `hay[span]` that holds a
+    /// pattern's anchor (`hits`), and of every line that holds a probe's
+    /// (`probe_lines`). Only a line's first anchor is found by the fast
+    /// pass; the rest of the line is searched only until both kinds are
+    /// known.
+    fn find_candidates(
+        &self,
+        hay: &[u8],
+        span: Range<usize>,
+        hits: &mut Vec<usize>,
+        probe_lines: &mut Vec<usize>,
+    ) {
         hits.clear();
+        probe_lines.clear();
         let mut pos = span.start;
         while pos < span.end {
             let input = aho_corasick::Input::new(hay).span(pos..span.end);
@@ -345,20 +515,114 @@ impl Scanner {
             };
             let start =
                 memchr::memrchr2(b'\n', b'\r', &hay[pos..m.start()]).map_or(pos, |p| pos + p + 1);
-            // A `\r\n` pair: the line starts after the `\n`.
-            hits.push(start);
-            pos = match memchr::memchr2(b'\n', b'\r', &hay[m.end()..span.end]) {
-                Some(p) => {
-                    let t = m.end() + p;
-                    if hay[t] == b'\r' && hay.get(t + 1) == Some(&b'\n') {
-                        t + 2
-                    } else {
-                        t + 1
-                    }
-                }
-                None => span.end,
+            let content_end = memchr::memchr2(b'\n', b'\r', &hay[m.end()..span.end])
+                .map_or(span.end, |p| m.end() + p);
+            let mut kinds = self.anchor_kinds[m.pattern().as_usize()];
+            let mut at = m.end();
+            while kinds != BOTH && at < content_end {
+                let rest = aho_corasick::Input::new(hay).span(at..content_end);
+                let Some(more) = self.scan_ac.find(rest) else {
+                    break;
+                };
+                kinds |= self.anchor_kinds[more.pattern().as_usize()];
+                at = more.end();
+            }
+            if kinds & FOR_PATTERN != 0 {
+                hits.push(start);
+            }
+            if kinds & FOR_PROBE != 0 {
+                probe_lines.push(start);
+            }
+            // A `\r\n` pair: the next line starts after the `\n`.
+            pos = if content_end >= span.end {
+                span.end
+            } else if hay[content_end] == b'\r' && hay.get(content_end + 1) == Some(&b'\n') {
+                content_end + 2
+            } else {
+                content_end + 1
             };
         }
+    }
+
+    /// Runs the environment probes whose anchors a line holds, on that line
+    /// alone: probes read one line, so they need no framing. A line whose
+    /// text (prefixes removed) was already probed is skipped: a restarted
+    /// job prints the same versions again.
+    fn probe_line<S: Sink>(
+        &self,
+        st: &mut State,
+        hay: &[u8],
+        start: usize,
+        sink: &mut S,
+    ) -> Result<(), S::Error> {
+        let end = memchr::memchr2(b'\n', b'\r', &hay[start..]).map_or(hay.len(), |p| start + p);
+        let raw = &hay[start..end];
+        st.scratch.clear();
+        let has_escape = crate::ansi::has_escape(raw);
+        let clean: &[u8] = if has_escape {
+            crate::ansi::strip_into(raw, &mut st.scratch);
+            &st.scratch
+        } else {
+            raw
+        };
+        let prefix = crate::prefix::parse_prefix(clean);
+        let body = String::from_utf8_lossy(&clean[prefix.body..]);
+        let key = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            body.hash(&mut h);
+            h.finish()
+        };
+        if st.probed.len() >= PROBED_MEMORY {
+            st.probed.clear();
+        }
+        if !st.probed.insert(key) {
+            return Ok(());
+        }
+        let location = Location {
+            source: st.source,
+            line: st.counter.line_at(hay, start),
+            byte: st.base + start as u64,
+            timestamp: prefix.timestamp,
+            rank: match prefix.origin {
+                Some(Origin::Rank(r)) => Some(r),
+                _ => None,
+            },
+        };
+        let n_patterns = self.catalog.patterns().len() as u32;
+        let probes = self.catalog.probes();
+        st.candidates.clear();
+        for m in self.event_ac.find_overlapping_iter(body.as_ref()) {
+            st.candidates.extend(
+                self.owners[m.pattern().as_usize()]
+                    .iter()
+                    .filter(|&&i| i >= n_patterns),
+            );
+        }
+        st.candidates.sort_unstable();
+        st.candidates.dedup();
+        for &qi in &st.candidates {
+            let probe = &probes[(qi - n_patterns) as usize];
+            for caps in probe.regex.captures_iter(&body) {
+                let captured = probe
+                    .regex
+                    .capture_names()
+                    .flatten()
+                    .filter_map(|n| caps.name(n).map(|m| (n, m.as_str())));
+                let constants = probe.set.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+                for (field, raw) in captured.chain(constants) {
+                    if let Some(value) = crate::environment::normalize(field, raw) {
+                        sink.environment(&EnvFact {
+                            field,
+                            value,
+                            probe,
+                            location: location.clone(),
+                        })?;
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Confirms the candidate patterns of one event and reports the matches.
@@ -483,42 +747,6 @@ impl Scanner {
             }
         }
 
-        // Environment probes: every match of every candidate probe.
-        let probes = self.catalog.probes();
-        for &qi in st.candidates.iter().filter(|&&i| i >= n_patterns) {
-            let probe = &probes[(qi - n_patterns) as usize];
-            for caps in probe.regex.captures_iter(text) {
-                let at = caps.get(0).map_or(0, |m| m.start());
-                let li = st.line_at.partition_point(|&s| s <= at).saturating_sub(1);
-                let line = &ev.lines[li];
-                let location = Location {
-                    source: st.source,
-                    line: st.counter.line_at(hay, line.start),
-                    byte: st.base + line.start as u64,
-                    timestamp: line.prefix.timestamp,
-                    rank: match line.prefix.origin.or(ev.origin) {
-                        Some(Origin::Rank(r)) => Some(r),
-                        _ => None,
-                    },
-                };
-                let captured = probe
-                    .regex
-                    .capture_names()
-                    .flatten()
-                    .filter_map(|n| caps.name(n).map(|m| (n, m.as_str())));
-                let constants = probe.set.iter().map(|(k, v)| (k.as_str(), v.as_str()));
-                for (field, raw) in captured.chain(constants) {
-                    if let Some(value) = crate::environment::normalize(field, raw) {
-                        sink.environment(&EnvFact {
-                            field,
-                            value,
-                            probe,
-                            location: location.clone(),
-                        })?;
-                    }
-                }
-            }
-        }
         Ok(true)
     }
 }

@@ -141,6 +141,17 @@ pub trait Sink {
     }
 }
 
+/// A sink that a parallel scan can split across threads: each chunk of a
+/// large input is scanned into a fork, and the forks are joined back in
+/// input order ([`Scanner::scan_slice_parallel`](crate::Scanner::scan_slice_parallel)).
+/// Joining must give what one sink fed every match in order would hold.
+pub trait Fork: Sink<Error: Send> + Send + Sized {
+    /// An empty sink of the same kind.
+    fn fork(&self) -> Self;
+    /// Takes in everything `other` received; `other` covered later input.
+    fn join(&mut self, other: Self);
+}
+
 /// A sink made from a closure that receives each match.
 pub struct FnSink<F>(pub F);
 

@@ -76,9 +76,9 @@ fn lightning_oom_after_progress_bar_redraws() {
     assert!(top.contains(&"input_shape"), "{top:?}");
 }
 
-#[test]
-fn streaming_in_small_blocks_gives_the_same_report() {
-    // Real failures buried in filler so that tracebacks straddle blocks.
+/// Real failures buried in filler so that tracebacks straddle blocks and
+/// chunks.
+fn buried_failures() -> Vec<u8> {
     let mut log = Vec::new();
     for (i, part) in [OOM, LIGHTNING, DUP_GPU, OOM].iter().enumerate() {
         for j in 0..(700 + 37 * i) {
@@ -92,6 +92,12 @@ fn streaming_in_small_blocks_gives_the_same_report() {
         }
         log.extend_from_slice(part);
     }
+    log
+}
+
+#[test]
+fn streaming_in_small_blocks_gives_the_same_report() {
+    let log = buried_failures();
     let whole = report_slice(&log);
     assert!(
         whole
@@ -211,4 +217,29 @@ fn a_symptom_outranks_the_status_it_carries() {
     let classes: Vec<&str> = r.findings.iter().map(|f| f.class.as_str()).collect();
     assert_eq!(classes, ["cudnn.not_initialized", "cudnn.internal_error"]);
     assert_eq!(r.primary.as_deref(), Some("cudnn.not_initialized"));
+}
+
+#[test]
+fn parallel_chunks_give_the_same_report() {
+    // Chunks of 97 bytes cut every traceback; 4 KiB and 1 MiB ones some.
+    let mut log = buried_failures();
+    log.extend_from_slice(include_bytes!("../../../fixtures/gpu/h200-g17_torchrun_oom_cascade.log"));
+    log.extend_from_slice(include_bytes!("../../../fixtures/real/h200-collect-env-nvidia-smi.log"));
+    let whole = report_slice(&log);
+    assert!(!whole.environment.is_empty());
+    for chunk in [97, 4096, 1 << 20] {
+        let scanner = ScannerBuilder::new()
+            .chunk_size(chunk)
+            .build(Catalog::builtin().unwrap());
+        let mut sink = FindingsSink::new(scanner.catalog());
+        let done = std::sync::atomic::AtomicU64::new(0);
+        let info = scanner
+            .scan_slice_parallel(0, &log, &mut sink, &|n| {
+                done.fetch_max(n, std::sync::atomic::Ordering::Relaxed);
+            })
+            .unwrap();
+        let parallel = sink.into_report(vec![info]);
+        assert_eq!(parallel, whole, "chunk {chunk}");
+        assert_eq!(done.into_inner(), log.len() as u64);
+    }
 }
