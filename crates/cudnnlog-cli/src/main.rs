@@ -75,6 +75,9 @@ enum PatternsCommand {
 enum ListFormat {
     Table,
     Json,
+    /// Every distinct anchor (patterns and environment probes), one per
+    /// line: the literal list a benchmark hands to `rg -F -f`.
+    Anchors,
 }
 
 #[derive(clap::Args)]
@@ -189,6 +192,20 @@ fn list(format: ListFormat, class: Option<&str>, dirs: &[PathBuf]) -> anyhow::Re
         ListFormat::Json => {
             serde_json::to_writer_pretty(&mut out, &catalog_cmd::list_json(&patterns))?;
             writeln!(out)?;
+        }
+        ListFormat::Anchors => {
+            let probes = catalog.probes().iter().filter(|_| class.is_none());
+            let mut anchors: Vec<&str> = patterns
+                .iter()
+                .flat_map(|p| p.anchors.iter())
+                .chain(probes.flat_map(|p| p.anchors.iter()))
+                .map(String::as_str)
+                .collect();
+            anchors.sort_unstable();
+            anchors.dedup();
+            for a in anchors {
+                writeln!(out, "{}", render::sanitize(a))?;
+            }
         }
     }
     out.flush()?;

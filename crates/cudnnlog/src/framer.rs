@@ -42,6 +42,9 @@ const PARAGRAPH_OPENERS: &[&[u8]] = &[
 /// Terminal widths at which consoles hard-wrap long lines.
 const WRAP_WIDTHS: &[usize] = &[80, 100, 120, 132, 160, 200, 250];
 
+/// Lines of other writers after which an open event is closed.
+const MAX_INTERLEAVE: u64 = 64;
+
 /// Lines a torchrun summary block may have.
 const MAX_SUMMARY: u32 = 1000;
 
@@ -260,6 +263,8 @@ struct Open {
     lines: Vec<Line>,
     count: u32,
     exception: Option<usize>,
+    /// The framer's line number of the event's last line.
+    last_seen: u64,
 }
 
 /// Groups lines into events; reused across regions to keep its buffers.
@@ -272,6 +277,8 @@ pub struct Framer {
     /// End and width of the previous physical line, to spot hard wraps.
     prev_end: Option<usize>,
     prev_width: usize,
+    /// Lines pushed so far.
+    seen: u64,
     /// The width the region being framed was hard-wrapped at, if it was.
     wrap_width: Option<usize>,
 }
@@ -383,6 +390,17 @@ impl Framer {
     }
 
     fn push_line(&mut self, line: Line, sh: Shape, body: &[u8], emit: &mut dyn FnMut(&Event<'_>)) {
+        self.seen += 1;
+        // An event that other writers' lines have buried is over: a line
+        // of its writer far below is not its continuation.
+        while let Some(i) = self
+            .open
+            .iter()
+            .position(|o| self.seen - o.last_seen > MAX_INTERLEAVE)
+        {
+            let open = self.open.swap_remove(i);
+            self.close(open, emit);
+        }
         let mut key = line.prefix.origin;
         // PyTorch tags only the first line of a multi-line C++ message with
         // the rank; its `Exception raised from`/`frame #` lines follow bare.
@@ -400,6 +418,7 @@ impl Framer {
         }
         self.last_origin = Some(key);
         if let Some(idx) = self.open.iter().position(|o| o.origin == key) {
+            self.open[idx].last_seen = self.seen;
             match self.advance(idx, &line, sh, body) {
                 Step::Keep => return,
                 Step::PushAndClose => {
@@ -434,6 +453,7 @@ impl Framer {
             lines,
             count: 0,
             exception: None,
+            last_seen: self.seen,
         });
     }
 
@@ -683,6 +703,22 @@ FileNotFoundError: [Errno 2] No such file or directory: 'data/0001.jpg'
             final_exceptions(worker),
             ["FileNotFoundError: [Errno 2] No such file or directory: 'data/0001.jpg'"]
         );
+    }
+
+    #[test]
+    fn an_event_buried_by_other_writers_is_closed() {
+        // An unprefixed traceback, 100 lines of rank-tagged step lines, then
+        // an unprefixed line: not the traceback's continuation.
+        let mut log = String::from("Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nValueError: bad\n");
+        for i in 0..100 {
+            log.push_str(&format!(
+                "[rank1]:2026-11-29 19:40:51,487 INFO train: step {i}\n"
+            ));
+        }
+        log.push_str("Epoch 3:  45%|####      | 450/1000\n");
+        let events = frame(&log);
+        let tb = events.iter().find(|e| e.0 == EventKind::Traceback).unwrap();
+        assert_eq!(tb.2.len(), 3, "{:?}", tb.2);
     }
 
     #[test]

@@ -126,7 +126,11 @@ impl ScannerBuilder {
             .iter()
             .map(|o| {
                 o.iter().fold(0, |k, &i| {
-                    k | if i < n_patterns { FOR_PATTERN } else { FOR_PROBE }
+                    k | if i < n_patterns {
+                        FOR_PATTERN
+                    } else {
+                        FOR_PROBE
+                    }
                 })
             })
             .collect();
@@ -330,7 +334,8 @@ impl Scanner {
                 let mut st = State::new(source);
                 st.counter = LineCounter::at(range.start, line);
                 self.scan_window(&mut st, bytes, range.clone(), &mut fork)?;
-                let total = done.fetch_add(range.len() as u64, std::sync::atomic::Ordering::Relaxed)
+                let total = done
+                    .fetch_add(range.len() as u64, std::sync::atomic::Ordering::Relaxed)
                     + range.len() as u64;
                 progress(total);
                 Ok(fork)

@@ -223,8 +223,12 @@ fn a_symptom_outranks_the_status_it_carries() {
 fn parallel_chunks_give_the_same_report() {
     // Chunks of 97 bytes cut every traceback; 4 KiB and 1 MiB ones some.
     let mut log = buried_failures();
-    log.extend_from_slice(include_bytes!("../../../fixtures/gpu/h200-g17_torchrun_oom_cascade.log"));
-    log.extend_from_slice(include_bytes!("../../../fixtures/real/h200-collect-env-nvidia-smi.log"));
+    log.extend_from_slice(include_bytes!(
+        "../../../fixtures/gpu/h200-g17_torchrun_oom_cascade.log"
+    ));
+    log.extend_from_slice(include_bytes!(
+        "../../../fixtures/real/h200-collect-env-nvidia-smi.log"
+    ));
     let whole = report_slice(&log);
     assert!(!whole.environment.is_empty());
     for chunk in [97, 4096, 1 << 20] {
