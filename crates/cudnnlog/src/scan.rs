@@ -53,6 +53,9 @@ pub struct ScannerBuilder {
 struct Config {
     back: usize,
     forward: usize,
+    /// How far back the step, epoch and timestamp of a finding are looked
+    /// up (at least `back`).
+    lookback: usize,
     block: usize,
     chunk: usize,
 }
@@ -68,8 +71,9 @@ impl ScannerBuilder {
     pub fn new() -> ScannerBuilder {
         ScannerBuilder {
             config: Config {
-                back: 256 << 10,
+                back: 64 << 10,
                 forward: 64 << 10,
+                lookback: 256 << 10,
                 block: 8 << 20,
                 chunk: 64 << 20,
             },
@@ -77,9 +81,18 @@ impl ScannerBuilder {
     }
 
     /// How many bytes before a candidate line are framed, so that the start
-    /// of a long traceback is seen. Default: 256 KiB.
+    /// of a long traceback is seen. Default: 64 KiB (a traceback of about
+    /// 600 frames).
     pub fn context_before(&mut self, bytes: usize) -> &mut ScannerBuilder {
         self.config.back = bytes.max(1);
+        self
+    }
+
+    /// How far back a finding's step, epoch and timestamp are looked up; a
+    /// stream keeps this much of what it has read. Default: 256 KiB (and
+    /// never less than [`context_before`](ScannerBuilder::context_before)).
+    pub fn lookback(&mut self, bytes: usize) -> &mut ScannerBuilder {
+        self.config.lookback = bytes.max(1);
         self
     }
 
@@ -398,7 +411,8 @@ impl Scanner {
         };
         let cfg = self.config;
         let mut st = State::new(source);
-        let mut buf: Vec<u8> = Vec::with_capacity(cfg.back + cfg.block + cfg.forward);
+        let keep_back = cfg.back.max(cfg.lookback);
+        let mut buf: Vec<u8> = Vec::with_capacity(keep_back + cfg.block + cfg.forward);
         // Bytes of `buf` before this offset were scanned by an earlier window.
         let mut owned_from = 0usize;
         loop {
@@ -427,7 +441,7 @@ impl Scanner {
                 });
             }
             // Keep what later windows need: context before, and the unowned rest.
-            let keep = line_start_before(&buf, owned_to.saturating_sub(cfg.back));
+            let keep = line_start_before(&buf, owned_to.saturating_sub(keep_back));
             let line = st.counter.line_at(&buf, keep);
             st.counter = LineCounter::new(line);
             buf.drain(..keep);
@@ -494,7 +508,7 @@ impl Scanner {
             hay,
             base: st.base,
             source: st.source,
-            lookback: self.config.back,
+            lookback: self.config.back.max(self.config.lookback),
         })
     }
 

@@ -11,12 +11,16 @@ const DUP_GPU: &[u8] =
     include_bytes!("../../../fixtures/real/h200-torchrun-nccl-duplicate-gpu.log");
 
 fn report_slice(bytes: &[u8]) -> Report {
-    report_slice_with(bytes, 256 << 10)
+    let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    let mut sink = FindingsSink::new(scanner.catalog());
+    let info = scanner.scan_slice(0, bytes, &mut sink).unwrap();
+    sink.into_report(vec![info])
 }
 
 fn report_slice_with(bytes: &[u8], context: usize) -> Report {
     let scanner = ScannerBuilder::new()
         .context_before(context)
+        .lookback(context)
         .build(Catalog::builtin().unwrap());
     let mut sink = FindingsSink::new(scanner.catalog());
     let info = scanner.scan_slice(0, bytes, &mut sink).unwrap();
@@ -27,6 +31,7 @@ fn report_stream(bytes: &[u8], block: usize, context: usize) -> Report {
     let scanner = ScannerBuilder::new()
         .block_size(block)
         .context_before(context)
+        .lookback(context)
         .context_after(context)
         .build(Catalog::builtin().unwrap());
     let mut sink = FindingsSink::new(scanner.catalog());
@@ -245,5 +250,28 @@ fn parallel_chunks_give_the_same_report() {
         let parallel = sink.into_report(vec![info]);
         assert_eq!(parallel, whole, "chunk {chunk}");
         assert_eq!(done.into_inner(), log.len() as u64);
+    }
+}
+
+#[test]
+fn a_traceback_longer_than_the_context_is_still_one_event() {
+    // About 100 KB of frames (a deep recursion), longer than the 64 KiB of
+    // context before a candidate line: the `Traceback` line is a candidate
+    // too, so the event is framed whole.
+    let mut log = String::from(
+        "2026-11-29 19:41:04,724 INFO train: epoch 2 step 3\nTraceback (most recent call last):\n",
+    );
+    for i in 0..1200 {
+        log.push_str(&format!("  File \"/home/user/train/model.py\", line {i}, in forward\n    return self.block(x)\n"));
+    }
+    log.push_str("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.53 GiB. GPU 0 has a total capacity of 139.80 GiB of which 131.47 GiB is free.\n");
+    assert!(log.len() > 90_000);
+    for r in [
+        report_slice(log.as_bytes()),
+        report_stream(log.as_bytes(), 4096, 256 << 10),
+    ] {
+        let classes: Vec<&str> = r.findings.iter().map(|f| f.class.as_str()).collect();
+        assert_eq!(classes, ["cuda.oom"], "{:#?}", r.findings);
+        assert_eq!(r.findings[0].first.step, Some(3));
     }
 }
