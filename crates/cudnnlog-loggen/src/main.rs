@@ -210,6 +210,14 @@ impl<W: Write> Gen<W> {
             })
             .expect("weights add up");
         self.write(inc.text.as_bytes())?;
+        // A failed worker is restarted: the launcher's own record closes the
+        // failure's traceback, as in real logs (nothing else of that process
+        // follows its uncaught exception).
+        let restart = format!(
+            "{} INFO launcher: worker group restarted after a failure\n",
+            self.stamp()
+        );
+        self.write(restart.as_bytes())?;
         for (class, n) in inc.classes {
             *self.truth.entry(class.to_string()).or_default() += n;
         }
