@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 mod catalog_cmd;
+mod json_out;
 mod render;
 
 /// Reads deep-learning training logs and says what went wrong, why, and what to do.
@@ -190,7 +191,7 @@ fn list(format: ListFormat, class: Option<&str>, dirs: &[PathBuf]) -> anyhow::Re
     match format {
         ListFormat::Table => catalog_cmd::list_table(&mut out, &patterns)?,
         ListFormat::Json => {
-            serde_json::to_writer_pretty(&mut out, &catalog_cmd::list_json(&patterns))?;
+            json_out::pretty(&mut out, &catalog_cmd::list_json(&patterns))?;
             writeln!(out)?;
         }
         ListFormat::Anchors => {
@@ -291,7 +292,7 @@ fn scan(args: ScanArgs) -> anyhow::Result<ExitCode> {
     let mut out = std::io::BufWriter::new(stdout.lock());
     match args.format {
         Format::Json => {
-            serde_json::to_writer_pretty(&mut out, &report)?;
+            json_out::pretty(&mut out, &report)?;
             writeln!(out)?;
         }
         Format::Ndjson => write_ndjson(&mut out, &report)?,
@@ -347,7 +348,7 @@ fn write_ndjson(out: &mut impl Write, report: &Report) -> anyhow::Result<()> {
         v.as_object_mut()
             .expect("a finding is an object")
             .insert("type".into(), "finding".into());
-        serde_json::to_writer(&mut *out, &v)?;
+        json_out::compact(&mut *out, &v)?;
         writeln!(out)?;
     }
     let errors = report
@@ -365,7 +366,7 @@ fn write_ndjson(out: &mut impl Write, report: &Report) -> anyhow::Result<()> {
         "findings": report.findings.len(),
         "errors": errors,
     });
-    serde_json::to_writer(&mut *out, &summary)?;
+    json_out::compact(&mut *out, &summary)?;
     writeln!(out)?;
     Ok(())
 }

@@ -247,6 +247,12 @@ impl Scanner {
         if meta.is_dir() {
             return Err(io(std::io::Error::other("is a directory")).into());
         }
+        if crate::source::is_device(&meta) {
+            return Err(io(std::io::Error::other(
+                "is a device, not a log (pipe it in with `-` if you mean it)",
+            ))
+            .into());
+        }
         if let Some(map) = mmap.open(&file, &meta) {
             return self.scan_slice_named(source, &name, &map, sink);
         }
@@ -273,6 +279,12 @@ impl Scanner {
         let meta = file.metadata().map_err(io)?;
         if meta.is_dir() {
             return Err(io(std::io::Error::other("is a directory")).into());
+        }
+        if crate::source::is_device(&meta) {
+            return Err(io(std::io::Error::other(
+                "is a device, not a log (pipe it in with `-` if you mean it)",
+            ))
+            .into());
         }
         if let Some(map) = mmap.open(&file, &meta) {
             let mut info = self.scan_slice_parallel(source, &map, sink, progress)?;

@@ -34,13 +34,43 @@ impl MmapChoice {
     }
 
     pub(crate) fn open(self, file: &File, meta: &Metadata) -> Option<Mmap> {
-        if !self.enabled || !meta.is_file() || meta.len() == 0 {
+        if !self.enabled || !meta.is_file() || meta.len() == 0 || still_written(meta) {
             return None;
         }
         // SAFETY: `auto()` passed the promise that the file is not modified
         // while mapped on to its caller.
-        unsafe { Mmap::map(file) }.ok()
+        let map = unsafe { Mmap::map(file) }.ok()?;
+        // Shrunk between `metadata` and `map`: read it instead.
+        (file.metadata().ok()?.len() == meta.len() && map.len() as u64 == meta.len()).then_some(map)
     }
+}
+
+/// A file modified this recently may still be written to — a live job's
+/// log, which a log rotator may also truncate. Such files are read, not
+/// mapped: a read of a file that shrinks returns less, while a mapped page
+/// past the new end kills the process with SIGBUS.
+const STILL_WRITTEN: std::time::Duration = std::time::Duration::from_secs(30);
+
+fn still_written(meta: &Metadata) -> bool {
+    match meta.modified().ok().and_then(|m| m.elapsed().ok()) {
+        Some(age) => age < STILL_WRITTEN,
+        // A modification time in the future, or none: be careful.
+        None => true,
+    }
+}
+
+/// Whether a path names a character or block device, which is refused
+/// (`/dev/zero` never ends); FIFOs and sockets are read as streams.
+#[cfg(unix)]
+pub(crate) fn is_device(meta: &Metadata) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    t.is_char_device() || t.is_block_device()
+}
+
+#[cfg(not(unix))]
+pub(crate) fn is_device(_meta: &Metadata) -> bool {
+    false
 }
 
 /// What was read from one source.

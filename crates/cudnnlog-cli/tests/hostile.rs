@@ -1,0 +1,235 @@
+//! Hostile and broken input over the real binary: each case ends with exit
+//! 0 or 1 and a correct (partial) result, or exit 2 and one line on
+//! standard error — never a panic (exit 101), a signal or a hang.
+
+mod common;
+
+use common::{cudnnlog, json};
+use std::path::PathBuf;
+use std::process::Output;
+
+const OOM_LINE: &[u8] = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.53 GiB. GPU 0 has a total capacity of 139.80 GiB of which 131.47 GiB is free.\n";
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cudnnlog-hostile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// Exit 0 or 1, no panic, no signal.
+fn survived(out: &Output) -> i32 {
+    let code = out
+        .status
+        .code()
+        .unwrap_or_else(|| panic!("killed by a signal: {:?}", out.status));
+    assert_ne!(
+        code,
+        101,
+        "panicked: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    code
+}
+
+/// Exit 2 with exactly one line on standard error naming the problem.
+fn refused(out: &Output, needle: &str) {
+    assert_eq!(out.status.code(), Some(2), "{:?}", out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(needle), "{err}");
+}
+
+fn scan_file(name: &str, bytes: &[u8]) -> Output {
+    let path = scratch(name);
+    std::fs::write(&path, bytes).unwrap();
+    let out = cudnnlog(&["scan", "--format", "json", path.to_str().unwrap()], None);
+    let _ = std::fs::remove_file(&path);
+    out
+}
+
+fn classes(out: &Output) -> Vec<String> {
+    json(out).findings.into_iter().map(|f| f.class).collect()
+}
+
+#[test]
+fn random_binary_is_survived() {
+    // xorshift bytes: every byte value, no structure.
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    let bytes: Vec<u8> = (0..4 << 20)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    let out = scan_file("random.bin", &bytes);
+    survived(&out);
+    json(&out);
+}
+
+#[test]
+fn nul_runs_and_invalid_utf8_around_an_error_still_find_it() {
+    let mut bytes = vec![0u8; 1 << 20];
+    bytes.extend_from_slice(b"\xff\xfe\xfd broken \xc3\x28 utf-8\n");
+    bytes.extend_from_slice(OOM_LINE);
+    bytes.extend_from_slice(&[0u8; 4096]);
+    bytes.extend_from_slice(b"\n\x80\x81\n");
+    let out = scan_file("nul.log", &bytes);
+    assert_eq!(survived(&out), 1);
+    assert_eq!(classes(&out), ["cuda.oom"]);
+}
+
+#[test]
+fn an_empty_file_is_clean() {
+    let out = scan_file("empty.log", b"");
+    assert_eq!(survived(&out), 0);
+    let r = json(&out);
+    assert_eq!((r.sources[0].bytes, r.sources[0].lines), (0, 0));
+}
+
+#[test]
+fn a_giant_line_without_newline_then_an_error() {
+    // 200 MB on one line, then a real failure: found.
+    let mut bytes = vec![b'x'; 200 << 20];
+    bytes.push(b'\n');
+    bytes.extend_from_slice(OOM_LINE);
+    let out = scan_file("giant.log", &bytes);
+    assert_eq!(survived(&out), 1);
+    assert_eq!(classes(&out), ["cuda.oom"]);
+    // The same through a pipe, where memory is bounded by the block size.
+    let out = cudnnlog(&["scan", "--format", "json", "-"], Some(&bytes));
+    assert_eq!(survived(&out), 1);
+    assert_eq!(classes(&out), ["cuda.oom"]);
+}
+
+#[test]
+fn a_traceback_that_never_ends() {
+    let mut log = b"Traceback (most recent call last):\n".to_vec();
+    for i in 0..300_000 {
+        log.extend_from_slice(
+            format!("  File \"/home/user/train/x.py\", line {i}, in f\n").as_bytes(),
+        );
+    }
+    let out = scan_file("endless.log", &log);
+    survived(&out);
+}
+
+#[test]
+fn a_million_line_burst_is_one_finding() {
+    let warning = b"/opt/conda/lib/python3.10/site-packages/torch/nn/modules/conv.py:456: UserWarning: Plan failed with a cudnnException: CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: cudnnFinalize Descriptor Failed cudnn_status: CUDNN_STATUS_NOT_SUPPORTED (Triggered internally at ../aten/src/ATen/native/cudnn/Conv_v8.cpp:919.)\n  return F.conv2d(input, weight, bias, self.stride,\n";
+    let mut log = Vec::with_capacity(warning.len() * 500_000);
+    for _ in 0..500_000 {
+        log.extend_from_slice(warning);
+    }
+    let out = scan_file("burst.log", &log);
+    assert_eq!(survived(&out), 0);
+    let r = json(&out);
+    assert_eq!(r.findings.len(), 1);
+    assert_eq!(r.findings[0].count, 500_000);
+    assert_eq!(r.sources[0].lines, 1_000_000);
+}
+
+#[test]
+fn deeply_chained_exceptions() {
+    let mut log = Vec::new();
+    for i in 0..5000 {
+        log.extend_from_slice(format!("Traceback (most recent call last):\n  File \"a.py\", line {i}, in f\nValueError: level {i}\n\nDuring handling of the above exception, another exception occurred:\n\n").as_bytes());
+    }
+    log.extend_from_slice(b"Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nKeyError: 'end'\n");
+    let out = scan_file("chained.log", &log);
+    assert_eq!(survived(&out), 1);
+}
+
+#[test]
+fn a_symlink_loop_and_a_missing_path_are_refused_in_one_line() {
+    let a = scratch("loop-a");
+    let b = scratch("loop-b");
+    let _ = std::fs::remove_file(&a);
+    let _ = std::fs::remove_file(&b);
+    std::os::unix::fs::symlink(&b, &a).unwrap();
+    std::os::unix::fs::symlink(&a, &b).unwrap();
+    refused(&cudnnlog(&["scan", a.to_str().unwrap()], None), "loop-a");
+    refused(
+        &cudnnlog(&["scan", "/nonexistent/dir/train.log"], None),
+        "/nonexistent/dir/train.log",
+    );
+    // A path through a regular file.
+    refused(
+        &cudnnlog(&["scan", "README.md/train.log"], None),
+        "README.md/train.log",
+    );
+}
+
+#[test]
+fn a_device_is_refused_and_a_fifo_is_read() {
+    refused(&cudnnlog(&["scan", "/dev/zero"], None), "/dev/zero");
+    let fifo = scratch("pipe.fifo");
+    let _ = std::fs::remove_file(&fifo);
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::write(fifo, OOM_LINE).unwrap())
+    };
+    let out = cudnnlog(&["scan", "--format", "json", fifo.to_str().unwrap()], None);
+    writer.join().unwrap();
+    let _ = std::fs::remove_file(&fifo);
+    assert_eq!(survived(&out), 1);
+    assert_eq!(classes(&out), ["cuda.oom"]);
+}
+
+#[test]
+fn a_file_truncated_while_scanned_never_kills_the_process() {
+    // A file still being written (its mtime is recent) is read, not mapped:
+    // shrinking it mid-scan gives a partial result, not SIGBUS.
+    let path = scratch("shrinking.log");
+    let mut log = Vec::new();
+    for i in 0..2_000_000u32 {
+        log.extend_from_slice(
+            format!("2026-11-29 19:40:51,487 INFO train: step {i} loss 0.5\n").as_bytes(),
+        );
+    }
+    std::fs::write(&path, &log).unwrap();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_cudnnlog"))
+        .args(["scan", "--format", "json", path.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(1000)
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let _ = std::fs::remove_file(&path);
+    survived(&out);
+}
+
+#[test]
+fn escape_sequences_never_reach_the_terminal_or_the_json_raw() {
+    // OSC title change, OSC 8 hyperlink, CSI clear screen, BEL, C1 CSI.
+    let log = b"\x1b]0;pwned\x07\x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\ \x1b[2J\x9b31m torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.53 GiB. GPU 0 has a total capacity of 139.80 GiB of which 131.47 GiB is free. \x1b]0;again\x07\x07\x7f\n";
+    let table = cudnnlog(&["scan", "--color", "never", "-"], Some(log));
+    assert_eq!(survived(&table), 1);
+    for b in [0x1b, 0x07, 0x9b, 0x7f] {
+        assert!(
+            !table.stdout.contains(&b),
+            "byte {b:#x} reached the terminal"
+        );
+    }
+    let text = String::from_utf8(table.stdout).unwrap();
+    assert!(!text.contains('\u{9b}') && !text.contains('\u{7f}'));
+    let js = cudnnlog(&["scan", "--format", "json", "-"], Some(log));
+    let raw = String::from_utf8(js.stdout.clone()).unwrap();
+    for c in ['\u{1b}', '\u{7}', '\u{9b}', '\u{7f}'] {
+        assert!(!raw.contains(c), "{c:?} unescaped in JSON");
+    }
+    json(&js);
+}
