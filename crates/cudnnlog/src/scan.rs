@@ -351,23 +351,84 @@ impl Scanner {
             line += n;
         }
         let done = std::sync::atomic::AtomicU64::new(0);
+        let report = |n: usize| {
+            let total = done.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed) + n as u64;
+            progress(total);
+        };
+        let window = |st: &State| Window {
+            hay: bytes,
+            base: 0,
+            source: st.source,
+            lookback: self.config.back.max(self.config.lookback),
+        };
+        // 1. The literal pass and the probe lines, per chunk.
         let empty: Vec<S> = chunks.iter().map(|_| sink.fork()).collect();
-        let forks: Vec<Result<S, S::Error>> = empty
+        type Found<S, E> = Result<(S, Vec<usize>), E>;
+        let found: Vec<Found<S, S::Error>> = empty
             .into_par_iter()
             .zip(chunks.par_iter().zip(first_line.par_iter()))
             .map(|(mut fork, (range, &line))| {
                 let mut st = State::new(source);
                 st.counter = LineCounter::at(range.start, line);
-                self.scan_window(&mut st, bytes, range.clone(), &mut fork)?;
-                let total = done
-                    .fetch_add(range.len() as u64, std::sync::atomic::Ordering::Relaxed)
-                    + range.len() as u64;
-                progress(total);
+                let mut hits = Vec::new();
+                let mut probe_lines = Vec::new();
+                self.find_candidates(bytes, range.clone(), &mut hits, &mut probe_lines);
+                for &p in &probe_lines {
+                    self.probe_line(&mut st, bytes, p, &mut fork)?;
+                }
+                report(range.len());
+                Ok((fork, hits))
+            })
+            .collect();
+        let mut hits: Vec<usize> = Vec::new();
+        let mut forks: Vec<S> = Vec::with_capacity(chunks.len() * 2);
+        for f in found {
+            let (fork, h) = f?;
+            forks.push(fork);
+            hits.extend(h);
+        }
+        // 2. Regions over all candidates, as a single pass makes them; then
+        // batches of regions framed in parallel. Regions are independent.
+        let regions = self.regions(bytes, hits.iter().copied());
+        let mut batches: Vec<Range<usize>> = Vec::new();
+        let mut batch_bytes = 0usize;
+        for (i, r) in regions.iter().enumerate() {
+            match batches.last_mut() {
+                Some(b) if batch_bytes < self.config.chunk => {
+                    b.end = i + 1;
+                    batch_bytes += r.len();
+                }
+                _ => {
+                    batches.push(i..i + 1);
+                    batch_bytes = r.len();
+                }
+            }
+        }
+        let empty: Vec<S> = batches.iter().map(|_| sink.fork()).collect();
+        let everything = 0..bytes.len();
+        let framed: Vec<Result<S, S::Error>> = empty
+            .into_par_iter()
+            .zip(batches.par_iter())
+            .map(|(mut fork, batch)| {
+                let batch = &regions[batch.clone()];
+                let at = batch[0].start;
+                // The line the batch starts on, from its chunk's first line.
+                let c = bounds
+                    .partition_point(|&b| b <= at)
+                    .saturating_sub(1)
+                    .min(chunks.len() - 1);
+                let mut st = State::new(source);
+                st.counter = LineCounter::at(chunks[c].start, first_line[c]);
+                self.frame_regions(&mut st, bytes, batch, &hits, &everything, &mut fork)?;
+                fork.window_end(&window(&st))?;
                 Ok(fork)
             })
             .collect();
+        for f in framed {
+            forks.push(f?);
+        }
         for fork in forks {
-            sink.join(fork?);
+            sink.join(fork);
         }
         let lines = match bytes.last() {
             None => 0,
@@ -399,7 +460,7 @@ impl Scanner {
         sink: &mut S,
     ) -> Result<SourceInfo, S::Error> {
         let mut st = State::new(source);
-        self.scan_window(&mut st, bytes, 0..bytes.len(), sink)?;
+        self.scan_window(&mut st, bytes, 0..bytes.len(), true, sink)?;
         let lines = count_lines(&mut st.counter, bytes);
         Ok(SourceInfo {
             path: name.to_string(),
@@ -423,7 +484,9 @@ impl Scanner {
         };
         let cfg = self.config;
         let mut st = State::new(source);
-        let keep_back = cfg.back.max(cfg.lookback);
+        // An event may start `back` bytes before the first owned candidate,
+        // and its context is looked up `lookback` bytes before that.
+        let keep_back = cfg.back + cfg.back.max(cfg.lookback);
         let mut buf: Vec<u8> = Vec::with_capacity(keep_back + cfg.block + cfg.forward);
         // Bytes of `buf` before this offset were scanned by an earlier window.
         let mut owned_from = 0usize;
@@ -442,7 +505,7 @@ impl Scanner {
                 }
             };
             if !st.stopped {
-                self.scan_window(&mut st, &buf, owned_from..owned_to, sink)?;
+                self.scan_window(&mut st, &buf, owned_from..owned_to, false, sink)?;
             }
             if eof {
                 let lines = count_lines(&mut st.counter, &buf);
@@ -467,6 +530,7 @@ impl Scanner {
         st: &mut State,
         hay: &[u8],
         owned: Range<usize>,
+        whole: bool,
         sink: &mut S,
     ) -> Result<(), S::Error> {
         let search_from = line_start_before(hay, owned.start.saturating_sub(self.config.back));
@@ -478,8 +542,29 @@ impl Scanner {
         }
         st.probe_lines = probe_lines;
 
+        // A stream's window frames from its own candidates (it has less
+        // behind it); in memory, every candidate counts, as in a single pass.
+        let hits = std::mem::take(&mut st.hits);
+        let regions = self.regions(
+            hay,
+            hits.iter().copied().filter(|h| whole || owned.contains(h)),
+        );
+        let done = self.frame_regions(st, hay, &regions, &hits, &owned, sink);
+        st.hits = hits;
+        done?;
+        sink.window_end(&Window {
+            hay,
+            base: st.base,
+            source: st.source,
+            lookback: self.config.back.max(self.config.lookback),
+        })
+    }
+
+    /// The byte ranges to frame: each candidate line with its context,
+    /// overlapping ranges merged.
+    fn regions(&self, hay: &[u8], hits: impl Iterator<Item = usize>) -> Vec<Range<usize>> {
         let mut regions: Vec<Range<usize>> = Vec::new();
-        for &h in st.hits.iter().filter(|&&h| owned.contains(&h)) {
+        for h in hits {
             let start = line_start_before(hay, h.saturating_sub(self.config.back));
             let end = line_end_after(hay, (h + self.config.forward).min(hay.len()));
             match regions.last_mut() {
@@ -487,11 +572,25 @@ impl Scanner {
                 _ => regions.push(start..end),
             }
         }
+        regions
+    }
 
+    /// Frames each region (each on its own: a region's open events close
+    /// at its end) and matches the events whose first candidate line
+    /// (`hits`, sorted) is in `owned`.
+    fn frame_regions<S: Sink>(
+        &self,
+        st: &mut State,
+        hay: &[u8],
+        regions: &[Range<usize>],
+        hits: &[usize],
+        owned: &Range<usize>,
+        sink: &mut S,
+    ) -> Result<(), S::Error> {
         let mut framer = Framer::new();
         let mut failure: Option<S::Error> = None;
         for region in regions {
-            framer.frame(hay, region, &mut |ev: &Event<'_>| {
+            framer.frame(hay, region.clone(), &mut |ev: &Event<'_>| {
                 if st.stopped || failure.is_some() {
                     return;
                 }
@@ -499,7 +598,7 @@ impl Scanner {
                     .lines
                     .iter()
                     .map(|l| l.start)
-                    .find(|s| st.hits.binary_search(s).is_ok())
+                    .find(|s| hits.binary_search(s).is_ok())
                 else {
                     return;
                 };
@@ -516,12 +615,7 @@ impl Scanner {
                 return Err(e);
             }
         }
-        sink.window_end(&Window {
-            hay,
-            base: st.base,
-            source: st.source,
-            lookback: self.config.back.max(self.config.lookback),
-        })
+        Ok(())
     }
 
     /// Records the start of every line in `hay[span]` that holds a
