@@ -242,3 +242,36 @@ fn explain_a_version_cause_shows_the_compatibility_data() {
         );
     }
 }
+
+#[test]
+fn an_oversized_anchorless_or_huge_regex_user_pattern_is_refused() {
+    let dir = TempDir::new("untrusted");
+    let cases = [
+        (
+            format!("{MY_PATTERN}\n# {}\n", "x".repeat(2 << 20)),
+            "at most 1048576",
+        ),
+        (
+            MY_PATTERN.replace(r#"anchors = ["CheckpointUploadError"]"#, "anchors = []"),
+            "field `anchors`",
+        ),
+        (
+            MY_PATTERN.replace(
+                r"CheckpointUploadError: shard (?P<shard>\d+)",
+                r"(?:CheckpointUploadError\w{1000}){1000}(?P<shard>\d+)",
+            ),
+            "field `regex`",
+        ),
+    ];
+    for (text, needle) in cases {
+        dir.write("my-checkpoint-upload.toml", &text);
+        let out = cudnnlog(&["patterns", "check", dir.path()], None);
+        assert_eq!(out.status.code(), Some(2), "{needle}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.contains("my-checkpoint-upload.toml") && err.contains(needle),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}

@@ -28,6 +28,8 @@ mod builtin {
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
 /// The shortest anchor accepted: shorter ones would make every scan crawl.
 const MIN_ANCHOR_LEN: usize = 4;
+/// The largest catalog file accepted: user catalogs are untrusted input.
+const MAX_FILE_BYTES: u64 = 1 << 20;
 /// The highest fallback level a pattern may have.
 const MAX_FALLBACK: u8 = 2;
 
@@ -343,6 +345,14 @@ impl CatalogBuilder {
             collect_toml(dir, &mut paths)?;
             paths.sort();
             for p in paths {
+                let len = std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
+                if len > MAX_FILE_BYTES {
+                    return Err(bad(
+                        &p.display().to_string(),
+                        "(file)",
+                        format!("{len} bytes; a catalog file may have at most {MAX_FILE_BYTES}"),
+                    ));
+                }
                 let text = std::fs::read_to_string(&p).map_err(|e| Error::Io {
                     path: p.display().to_string(),
                     source: e,
