@@ -390,3 +390,98 @@ pub fn list_json(patterns: &[&Pattern]) -> serde_json::Value {
         })
         .collect()
 }
+
+/// A starter pattern file for an unclassified template: anchors from its
+/// longest constant run, a regex with `\S+` for its variable tokens, its
+/// example line. It loads and passes `patterns check` as written; its class,
+/// documentation and causes are for the user to fill in.
+pub fn suggest(template: &cudnnlog::report::Unclassified) -> (String, String) {
+    let tokens: Vec<&str> = template.template.split(' ').collect();
+    let wild = |t: &str| t.starts_with(cudnnlog::templates::WILDCARD);
+    // The id: the first constant words, kebab-case.
+    let words: Vec<String> = tokens
+        .iter()
+        .filter(|t| !wild(t))
+        .map(|t| {
+            t.chars()
+                .filter(|c| c.is_ascii_alphanumeric())
+                .collect::<String>()
+                .to_ascii_lowercase()
+        })
+        .filter(|w| !w.is_empty())
+        .take(5)
+        .collect();
+    let id = format!("local-{}", words.join("-"));
+    // The anchor: the longest run of constant tokens.
+    let mut best = String::new();
+    let mut run: Vec<&str> = Vec::new();
+    for t in tokens.iter().chain(std::iter::once(&"<*>")) {
+        if wild(t) {
+            let joined = run.join(" ");
+            if joined.len() > best.len() {
+                best = joined;
+            }
+            run.clear();
+        } else {
+            run.push(t);
+        }
+    }
+    let regex: Vec<String> = tokens
+        .iter()
+        .map(|t| match t.strip_prefix(cudnnlog::templates::WILDCARD) {
+            Some(tail) => format!(r"\S+?{}", regex_escape(tail)),
+            None => regex_escape(t),
+        })
+        .collect();
+    let toml_str = |s: &str| serde_json::to_string(s).expect("a string serialises");
+    let text = format!(
+        r#"# Drafted by `cudnnlog patterns suggest` from {count} unclassified line(s); first seen on
+# line {line}. Edit the class, summary, doc, causes and remediations, add a
+# counterexample, then run `cudnnlog patterns check DIR`.
+id = "{id}"
+class = "python.exception"  # edit: pick the class from patterns/classes.toml
+severity = "error"
+status = "preview"
+since = "0.1.0"
+summary = {summary}
+anchors = [{anchor}]
+regex = '''{regex}'''
+
+[doc]
+what = {what}
+why = "TODO: why it happens."
+
+[[causes]]
+id = "code_bug"  # edit: the likely causes (patterns/causes.toml)
+prior = 0.5
+
+[[examples]]
+log = '''
+{example}
+'''
+"#,
+        count = template.count,
+        line = template.first.line,
+        summary = toml_str(&format!("TODO: {}", template.template)),
+        anchor = toml_str(if best.len() >= 4 {
+            &best
+        } else {
+            "TODO: an anchor"
+        }),
+        regex = regex.join(r"\s+"),
+        what = toml_str(&format!("Lines like: {}", template.template)),
+        example = template.example.replace("'''", "' ' '"),
+    );
+    (id, text)
+}
+
+fn regex_escape(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if "\\.+*?()|[]{}^$#&-~".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}

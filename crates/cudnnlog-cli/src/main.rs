@@ -70,6 +70,20 @@ enum PatternsCommand {
         #[arg(value_name = "DIR")]
         dirs: Vec<PathBuf>,
     },
+    /// Draft pattern files for the unclassified error templates of logs:
+    /// anchors, a regex and an example, ready to edit and check.
+    Suggest {
+        /// Logs to scan.
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+        /// How many templates (the most frequent first).
+        #[arg(long, default_value_t = 3)]
+        top: usize,
+        /// Write one file per pattern into this directory instead of
+        /// printing them.
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -132,6 +146,9 @@ fn main() -> ExitCode {
             patterns,
         }) => list(format, class.as_deref(), &patterns),
         Command::Patterns(PatternsCommand::Check { dirs }) => check(&dirs),
+        Command::Patterns(PatternsCommand::Suggest { files, top, out }) => {
+            suggest(&files, top, out.as_deref())
+        }
     };
     match result {
         Ok(code) => code,
@@ -210,6 +227,51 @@ fn list(format: ListFormat, class: Option<&str>, dirs: &[PathBuf]) -> anyhow::Re
         }
     }
     out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn suggest(
+    files: &[PathBuf],
+    top: usize,
+    out_dir: Option<&std::path::Path>,
+) -> anyhow::Result<ExitCode> {
+    let catalog = load_catalog(&[])?;
+    let scanner = ScannerBuilder::new().build(catalog);
+    let mut sink = FindingsSink::new(scanner.catalog());
+    let mut sources = Vec::new();
+    for (i, path) in files.iter().enumerate() {
+        // Read, not mapped: this is a one-off look at a few logs.
+        let info = scanner
+            .scan_path(i, path, MmapChoice::never(), &mut sink)
+            .with_context(|| format!("cannot scan {}", path.display()))?;
+        sources.push(info);
+    }
+    let report = sink.into_report(sources);
+    let mut stdout = std::io::stdout().lock();
+    if report.unclassified.is_empty() {
+        writeln!(stdout, "no unclassified error lines: nothing to suggest")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    for t in report.unclassified.iter().take(top) {
+        let (id, text) = catalog_cmd::suggest(t);
+        match out_dir {
+            Some(dir) => {
+                std::fs::create_dir_all(dir)?;
+                let path = dir.join(format!("{id}.toml"));
+                std::fs::write(&path, &text)
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+                writeln!(
+                    stdout,
+                    "wrote {}",
+                    render::sanitize(&path.display().to_string())
+                )?;
+            }
+            None => {
+                writeln!(stdout, "# ---- {id}.toml")?;
+                stdout.write_all(render::sanitize(&text).as_bytes())?;
+            }
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -348,6 +410,14 @@ fn write_ndjson(out: &mut impl Write, report: &Report) -> anyhow::Result<()> {
         v.as_object_mut()
             .expect("a finding is an object")
             .insert("type".into(), "finding".into());
+        json_out::compact(&mut *out, &v)?;
+        writeln!(out)?;
+    }
+    for t in &report.unclassified {
+        let mut v = serde_json::to_value(t)?;
+        v.as_object_mut()
+            .expect("a template is an object")
+            .insert("type".into(), "unclassified".into());
         json_out::compact(&mut *out, &v)?;
         writeln!(out)?;
     }

@@ -135,6 +135,7 @@ pub fn table(
     )?;
     if report.findings.is_empty() {
         writeln!(out, "no findings")?;
+        unclassified(out, report)?;
         return Ok(());
     }
     let multi = report.sources.len() > 1;
@@ -169,6 +170,7 @@ pub fn table(
         writeln!(out, "primary failure: {}", paint.wrap("1", p))?;
     }
     environment(out, report)?;
+    unclassified(out, report)?;
     for note in &report.cross_run {
         let runs: Vec<&str> = note
             .runs
@@ -267,6 +269,41 @@ pub fn table(
                 )?;
             }
         }
+    }
+    Ok(())
+}
+
+/// Templates shown in the table; JSON carries them all.
+const TABLE_TEMPLATES: usize = 10;
+
+/// Error lines no pattern explains, as templates with counts.
+fn unclassified(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
+    if report.unclassified.is_empty() {
+        return Ok(());
+    }
+    let total: u64 = report.unclassified.iter().map(|t| t.count).sum();
+    writeln!(
+        out,
+        "unclassified errors: {total} line{} in {} template{} (no pattern explains them; `cudnnlog patterns suggest` drafts one)",
+        plural(total as usize),
+        report.unclassified.len(),
+        plural(report.unclassified.len())
+    )?;
+    for t in report.unclassified.iter().take(TABLE_TEMPLATES) {
+        writeln!(
+            out,
+            "  {:>6}×  line {:<7} {}",
+            t.count,
+            t.first.line,
+            clip(&t.template, 100)
+        )?;
+    }
+    if report.unclassified.len() > TABLE_TEMPLATES {
+        writeln!(
+            out,
+            "  … {} more with --format json",
+            report.unclassified.len() - TABLE_TEMPLATES
+        )?;
     }
     Ok(())
 }

@@ -47,6 +47,7 @@ pub mod report;
 mod scan;
 pub mod sink;
 pub mod source;
+pub mod templates;
 
 pub use catalog::{Catalog, CatalogBuilder};
 pub use error::Error;

@@ -38,6 +38,7 @@ use crate::environment::Environment;
 use crate::facts::Fact;
 use crate::sink::{EnvFact, Fork, Location, Match, Sink, Window};
 use crate::source::SourceInfo;
+use crate::templates::Templates;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -62,6 +63,23 @@ pub struct Report {
     /// With several sources: how a failure recurs across them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cross_run: Vec<CrossRun>,
+    /// Error-level lines no pattern explains, grouped into templates, most
+    /// frequent first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unclassified: Vec<Unclassified>,
+}
+
+/// A template of error lines the catalog does not know.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Unclassified {
+    /// The line with variable parts (numbers, paths, ids) as `<*>`.
+    pub template: String,
+    pub count: u64,
+    pub first: Place,
+    pub last: Place,
+    /// The first line that made the template.
+    pub example: String,
 }
 
 /// How one failure class shows across several runs.
@@ -189,6 +207,7 @@ pub struct FindingsSink<'c> {
     catalog: &'c Catalog,
     accs: Vec<Acc>,
     env: Environment,
+    templates: Templates,
 }
 
 impl<'c> FindingsSink<'c> {
@@ -198,6 +217,7 @@ impl<'c> FindingsSink<'c> {
             catalog,
             accs: Vec::new(),
             env: Environment::default(),
+            templates: Templates::default(),
         }
     }
 
@@ -239,6 +259,20 @@ impl<'c> FindingsSink<'c> {
             })
             .collect();
         let dx = diagnose(catalog, &drafts, &env, sources.len());
+        let unclassified = self
+            .templates
+            .templates()
+            .into_iter()
+            .filter_map(|t| {
+                Some(Unclassified {
+                    template: t.text.clone(),
+                    count: t.count,
+                    first: place(t.first.as_ref()?, None),
+                    last: place(t.last.as_ref()?, None),
+                    example: t.example.clone(),
+                })
+            })
+            .collect();
         let primary = dx.primary.map(|i| drafts[i].class.clone());
         let findings: Vec<Finding> = drafts
             .into_iter()
@@ -270,6 +304,7 @@ impl<'c> FindingsSink<'c> {
             primary,
             findings,
             cross_run: dx.cross_run,
+            unclassified,
         }
     }
 }
@@ -327,6 +362,7 @@ impl Fork for FindingsSink<'_> {
             }
         }
         self.env.join(other.env);
+        self.templates.join(other.templates);
     }
 }
 
@@ -394,6 +430,11 @@ impl Sink for FindingsSink<'_> {
             }
         }
         Ok(true)
+    }
+
+    fn unclassified(&mut self, line: &str, at: &Location) -> Result<(), crate::Error> {
+        self.templates.add(line, Some(at));
+        Ok(())
     }
 
     fn environment(&mut self, f: &EnvFact<'_>) -> Result<(), crate::Error> {

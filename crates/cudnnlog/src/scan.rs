@@ -120,7 +120,14 @@ impl ScannerBuilder {
 
     /// Compiles the catalog's anchors and returns a reusable scanner.
     pub fn build(&self, catalog: Catalog) -> Scanner {
-        let (anchors, owners) = anchor_table(catalog.patterns(), catalog.probes());
+        let (mut anchors, mut owners) = anchor_table(catalog.patterns(), catalog.probes());
+        // Error-level lines no pattern anchors: level words, and glog/absl
+        // `E`/`F` headers at a line start (matched with the newline before).
+        let first_error_anchor = anchors.len();
+        for a in ERROR_ANCHORS {
+            anchors.push(a.to_string());
+            owners.push(Vec::new());
+        }
         // The whole-input pass only needs *a* hit per line: leftmost-first
         // semantics let aho-corasick use its SIMD (Teddy) prefilter, which
         // standard semantics rule out. Within an event every anchor matters,
@@ -137,14 +144,20 @@ impl ScannerBuilder {
         let n_patterns = catalog.patterns().len() as u32;
         let anchor_kinds = owners
             .iter()
-            .map(|o| {
-                o.iter().fold(0, |k, &i| {
+            .enumerate()
+            .map(|(ai, o)| {
+                let kind = o.iter().fold(0, |k, &i| {
                     k | if i < n_patterns {
                         FOR_PATTERN
                     } else {
                         FOR_PROBE
                     }
-                })
+                });
+                if ai >= first_error_anchor || ERROR_ANCHORS.contains(&anchors[ai].as_str()) {
+                    kind | FOR_ERROR
+                } else {
+                    kind
+                }
             })
             .collect();
         Scanner {
@@ -176,7 +189,14 @@ pub struct Scanner {
 const FOR_PATTERN: u8 = 1;
 /// An anchor some environment probe lists.
 const FOR_PROBE: u8 = 2;
-const BOTH: u8 = FOR_PATTERN | FOR_PROBE;
+/// An anchor of an error-level line, for unclassified errors.
+const FOR_ERROR: u8 = 4;
+const ALL_KINDS: u8 = FOR_PATTERN | FOR_PROBE | FOR_ERROR;
+/// Anchors of error-level lines. Those starting with `\n` match a glog or
+/// absl header (`E1130 15:17:03.923 …`) at the start of the next line.
+const ERROR_ANCHORS: &[&str] = &[
+    "ERROR", "FATAL", "CRITICAL", "\nE0", "\nE1", "\nF0", "\nF1", ": E ", ": F ",
+];
 /// How many probed line texts a scan remembers (then it starts over).
 const PROBED_MEMORY: usize = 4096;
 
@@ -191,6 +211,7 @@ struct State {
     scratch: Vec<u8>,
     candidates: Vec<u32>,
     probe_lines: Vec<usize>,
+    error_lines: Vec<usize>,
     /// Hashes of line texts already probed.
     probed: std::collections::HashSet<u64>,
     stopped: bool,
@@ -208,6 +229,7 @@ impl State {
             scratch: Vec::new(),
             candidates: Vec::new(),
             probe_lines: Vec::new(),
+            error_lines: Vec::new(),
             probed: std::collections::HashSet::new(),
             stopped: false,
         }
@@ -372,9 +394,19 @@ impl Scanner {
                 st.counter = LineCounter::at(range.start, line);
                 let mut hits = Vec::new();
                 let mut probe_lines = Vec::new();
-                self.find_candidates(bytes, range.clone(), &mut hits, &mut probe_lines);
+                let mut error_lines = Vec::new();
+                self.find_candidates(
+                    bytes,
+                    range.clone(),
+                    &mut hits,
+                    &mut probe_lines,
+                    &mut error_lines,
+                );
                 for &p in &probe_lines {
                     self.probe_line(&mut st, bytes, p, &mut fork)?;
+                }
+                for &p in &error_lines {
+                    self.error_line(&mut st, bytes, p, &mut fork)?;
                 }
                 report(range.len());
                 Ok((fork, hits))
@@ -536,11 +568,22 @@ impl Scanner {
         let search_from = line_start_before(hay, owned.start.saturating_sub(self.config.back));
         let search_to = (owned.end + self.config.forward).min(hay.len());
         let mut probe_lines = std::mem::take(&mut st.probe_lines);
-        self.find_candidates(hay, search_from..search_to, &mut st.hits, &mut probe_lines);
+        let mut error_lines = std::mem::take(&mut st.error_lines);
+        self.find_candidates(
+            hay,
+            search_from..search_to,
+            &mut st.hits,
+            &mut probe_lines,
+            &mut error_lines,
+        );
         for &start in probe_lines.iter().filter(|&&p| owned.contains(&p)) {
             self.probe_line(st, hay, start, sink)?;
         }
+        for &start in error_lines.iter().filter(|&&p| owned.contains(&p)) {
+            self.error_line(st, hay, start, sink)?;
+        }
         st.probe_lines = probe_lines;
+        st.error_lines = error_lines;
 
         // A stream's window frames from its own candidates (it has less
         // behind it); in memory, every candidate counts, as in a single pass.
@@ -629,22 +672,43 @@ impl Scanner {
         span: Range<usize>,
         hits: &mut Vec<usize>,
         probe_lines: &mut Vec<usize>,
+        error_lines: &mut Vec<usize>,
     ) {
         hits.clear();
         probe_lines.clear();
+        error_lines.clear();
         let mut pos = span.start;
+        // A glog header on the very first line has no newline before it.
+        if pos == 0
+            && hay.len() > 2
+            && matches!(hay[0], b'E' | b'F')
+            && matches!(hay[1], b'0' | b'1')
+        {
+            error_lines.push(0);
+        }
         while pos < span.end {
-            let input = aho_corasick::Input::new(hay).span(pos..span.end);
+            // From the newline before the line, so that anchors that begin
+            // with it (glog headers) match at a line start.
+            let from = if pos > 0 && hay[pos - 1] == b'\n' {
+                pos - 1
+            } else {
+                pos
+            };
+            let input = aho_corasick::Input::new(hay).span(from..span.end);
             let Some(m) = self.scan_ac.find(input) else {
                 break;
             };
-            let start =
-                memchr::memrchr2(b'\n', b'\r', &hay[pos..m.start()]).map_or(pos, |p| pos + p + 1);
+            // An anchor that starts with the newline before its line.
+            let start = if hay[m.start()] == b'\n' {
+                m.start() + 1
+            } else {
+                memchr::memrchr2(b'\n', b'\r', &hay[pos..m.start()]).map_or(pos, |p| pos + p + 1)
+            };
             let content_end = memchr::memchr2(b'\n', b'\r', &hay[m.end()..span.end])
                 .map_or(span.end, |p| m.end() + p);
             let mut kinds = self.anchor_kinds[m.pattern().as_usize()];
             let mut at = m.end();
-            while kinds != BOTH && at < content_end {
+            while kinds != ALL_KINDS && at < content_end {
                 let rest = aho_corasick::Input::new(hay).span(at..content_end);
                 let Some(more) = self.scan_ac.find(rest) else {
                     break;
@@ -658,6 +722,9 @@ impl Scanner {
             if kinds & FOR_PROBE != 0 {
                 probe_lines.push(start);
             }
+            if kinds & (FOR_ERROR | FOR_PATTERN) == FOR_ERROR {
+                error_lines.push(start);
+            }
             // A `\r\n` pair: the next line starts after the `\n`.
             pos = if content_end >= span.end {
                 span.end
@@ -667,6 +734,50 @@ impl Scanner {
                 content_end + 1
             };
         }
+    }
+
+    /// Hands an error-level line that no pattern anchors to the sink as an
+    /// unclassified error (lines whose level is not an error are skipped:
+    /// the anchor `ERROR` also occurs inside ordinary text).
+    fn error_line<S: Sink>(
+        &self,
+        st: &mut State,
+        hay: &[u8],
+        start: usize,
+        sink: &mut S,
+    ) -> Result<(), S::Error> {
+        let end = memchr::memchr2(b'\n', b'\r', &hay[start..]).map_or(hay.len(), |p| start + p);
+        let raw = &hay[start..end.min(start + MAX_MESSAGE)];
+        st.scratch.clear();
+        let clean: &[u8] = if crate::ansi::has_escape(raw) {
+            crate::ansi::strip_into(raw, &mut st.scratch);
+            &st.scratch
+        } else {
+            raw
+        };
+        let prefix = crate::prefix::parse_prefix(clean);
+        if !matches!(
+            prefix.level,
+            Some(crate::prefix::Level::Error | crate::prefix::Level::Fatal)
+        ) {
+            return Ok(());
+        }
+        let body = String::from_utf8_lossy(&clean[prefix.body..]);
+        let body = body.trim();
+        if body.is_empty() {
+            return Ok(());
+        }
+        let location = Location {
+            source: st.source,
+            line: st.counter.line_at(hay, start),
+            byte: st.base + start as u64,
+            timestamp: prefix.timestamp,
+            rank: match prefix.origin {
+                Some(Origin::Rank(r)) => Some(r),
+                _ => None,
+            },
+        };
+        sink.unclassified(body, &location)
     }
 
     /// Runs the environment probes whose anchors a line holds, on that line

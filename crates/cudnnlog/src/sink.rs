@@ -139,6 +139,13 @@ pub trait Sink {
     fn environment(&mut self, _fact: &EnvFact<'_>) -> Result<(), Self::Error> {
         Ok(())
     }
+
+    /// Called for every error-level line that no pattern anchors (its text
+    /// with prefixes removed): what the catalog does not know. Default:
+    /// nothing.
+    fn unclassified(&mut self, _line: &str, _at: &Location) -> Result<(), Self::Error> {
+        Ok(())
+    }
 }
 
 /// A sink that a parallel scan can split across threads: each chunk of a
@@ -180,5 +187,9 @@ impl<S: Sink + ?Sized> Sink for &mut S {
 
     fn environment(&mut self, fact: &EnvFact<'_>) -> Result<(), S::Error> {
         (**self).environment(fact)
+    }
+
+    fn unclassified(&mut self, line: &str, at: &Location) -> Result<(), S::Error> {
+        (**self).unclassified(line, at)
     }
 }

@@ -1,0 +1,302 @@
+//! Unclassified errors grouped into templates.
+//!
+//! Error-level lines (an `ERROR`/`FATAL`/`CRITICAL` level, a glog or
+//! TensorFlow `E`/`F` header) that hold no pattern's anchor are what the
+//! catalog does not know. They are grouped online, Drain-style: variable
+//! tokens are masked first (numbers, hex, paths, ids, sizes, quoted
+//! values), then a line joins the most similar template of the same length
+//! and first token when at least [`SIMILARITY`] of the tokens agree, and
+//! the tokens that differ become `<*>`. Memory is bounded by the number of
+//! templates ([`MAX_TEMPLATES`]); lines beyond it are counted, not kept.
+//!
+//! ```
+//! use cudnnlog::templates::Templates;
+//! let mut t = Templates::default();
+//! for (shard, retry) in [(3, 1), (17, 4), (250, 2)] {
+//!     t.add(&format!("checkpoint upload of shard {shard} failed after {retry} retries: HTTP 503"), None);
+//! }
+//! let all = t.templates();
+//! assert_eq!(all.len(), 1);
+//! assert_eq!(all[0].text, "checkpoint upload of shard <*> failed after <*> retries: HTTP <*>");
+//! assert_eq!(all[0].count, 3);
+//! ```
+
+use crate::sink::Location;
+
+/// Share of equal tokens for a line to join a template.
+pub const SIMILARITY: f64 = 0.6;
+/// Templates kept; lines that would start another are only counted.
+pub const MAX_TEMPLATES: usize = 1000;
+/// Tokens compared; a longer line's tail is one masked token.
+const MAX_TOKENS: usize = 64;
+/// The wildcard a masked or differing token becomes.
+pub const WILDCARD: &str = "<*>";
+
+/// One template and what it covers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Template {
+    /// Tokens joined by single spaces; variable ones are `<*>`.
+    pub text: String,
+    pub count: u64,
+    pub first: Option<Location>,
+    pub last: Option<Location>,
+    /// The first line that made it, as the log wrote it (prefixes removed).
+    pub example: String,
+    tokens: Vec<String>,
+}
+
+/// The templates of a scan, in order of first appearance.
+#[derive(Clone, Debug, Default)]
+pub struct Templates {
+    templates: Vec<Template>,
+    /// Lines that found no template once the limit was reached.
+    pub dropped: u64,
+}
+
+/// Whether a token is variable: it has a digit (numbers, sizes, ids, hex,
+/// times, versions, ports), a path separator, or is a quoted value.
+fn variable(token: &str) -> bool {
+    let t =
+        token.trim_matches(|c: char| matches!(c, ',' | ';' | ':' | '.' | '(' | ')' | '[' | ']'));
+    t.bytes().any(|b| b.is_ascii_digit())
+        || t.contains('/')
+        || t.contains('\\')
+        || (t.len() >= 2 && (t.starts_with('\'') || t.starts_with('"')))
+}
+
+/// The masked tokens of a line.
+pub fn tokens(line: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (i, raw) in line.split_whitespace().enumerate() {
+        if i == MAX_TOKENS {
+            out.push(WILDCARD.to_string());
+            break;
+        }
+        if variable(raw) {
+            // Keep the punctuation that ends a token (`retries:`), mask the rest.
+            let tail: String = raw
+                .chars()
+                .rev()
+                .take_while(|c| matches!(c, ',' | ';' | ':' | ')' | ']'))
+                .collect();
+            out.push(format!(
+                "{WILDCARD}{}",
+                tail.chars().rev().collect::<String>()
+            ));
+        } else {
+            out.push(raw.to_string());
+        }
+    }
+    out
+}
+
+impl Templates {
+    /// Adds one error line (prefixes removed) seen at `at`.
+    pub fn add(&mut self, line: &str, at: Option<&Location>) {
+        let toks = tokens(line);
+        if toks.is_empty() {
+            return;
+        }
+        let full = self.templates.len() >= MAX_TEMPLATES;
+        let best = self
+            .templates
+            .iter_mut()
+            .filter(|t| t.tokens.len() == toks.len() && t.tokens[0] == toks[0])
+            .map(|t| {
+                let same = t.tokens.iter().zip(&toks).filter(|(a, b)| a == b).count();
+                (same as f64 / toks.len() as f64, t)
+            })
+            .filter(|(sim, _)| *sim >= SIMILARITY)
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        match best {
+            Some((_, t)) => {
+                for (mine, theirs) in t.tokens.iter_mut().zip(&toks) {
+                    if mine != theirs {
+                        *mine = WILDCARD.to_string();
+                    }
+                }
+                t.text = t.tokens.join(" ");
+                t.count += 1;
+                if let Some(at) = at {
+                    if t.first
+                        .as_ref()
+                        .is_none_or(|f| (at.source, at.byte) < (f.source, f.byte))
+                    {
+                        t.first = Some(at.clone());
+                        t.example = line.to_string();
+                    }
+                    if t.last
+                        .as_ref()
+                        .is_none_or(|l| (at.source, at.byte) >= (l.source, l.byte))
+                    {
+                        t.last = Some(at.clone());
+                    }
+                }
+            }
+            None if full => self.dropped += 1,
+            None => self.templates.push(Template {
+                text: toks.join(" "),
+                count: 1,
+                first: at.cloned(),
+                last: at.cloned(),
+                example: line.to_string(),
+                tokens: toks,
+            }),
+        }
+    }
+
+    /// Takes in another scan's templates (a later part of the input).
+    pub fn join(&mut self, other: Templates) {
+        self.dropped += other.dropped;
+        for t in other.templates {
+            // Re-adding the template's example with its places, then its
+            // other occurrences as counts, keeps the merge by similarity.
+            let before = self.templates.len();
+            self.add(&t.example, t.first.as_ref());
+            let target = if self.templates.len() > before {
+                self.templates.last_mut()
+            } else {
+                let toks = tokens(&t.example);
+                self.templates.iter_mut().find(|m| {
+                    m.tokens.len() == toks.len()
+                        && m.tokens
+                            .iter()
+                            .zip(&t.tokens)
+                            .all(|(a, b)| a == b || a == WILDCARD)
+                })
+            };
+            if let Some(m) = target {
+                m.count += t.count - 1;
+                for (mine, theirs) in m.tokens.iter_mut().zip(&t.tokens) {
+                    if mine != theirs {
+                        *mine = WILDCARD.to_string();
+                    }
+                }
+                m.text = m.tokens.join(" ");
+                if let Some(l) = t.last {
+                    if m.last
+                        .as_ref()
+                        .is_none_or(|x| (l.source, l.byte) >= (x.source, x.byte))
+                    {
+                        m.last = Some(l);
+                    }
+                }
+            }
+        }
+    }
+
+    /// All templates, most frequent first (ties: first seen first).
+    pub fn templates(&self) -> Vec<&Template> {
+        let mut all: Vec<&Template> = self.templates.iter().collect();
+        all.sort_by(|a, b| {
+            b.count.cmp(&a.count).then_with(|| {
+                let key = |t: &Template| t.first.as_ref().map(|l| (l.source, l.byte));
+                key(a).cmp(&key(b))
+            })
+        });
+        all
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(byte: u64) -> Location {
+        Location {
+            source: 0,
+            line: byte,
+            byte,
+            timestamp: None,
+            rank: None,
+        }
+    }
+
+    #[test]
+    fn variable_fields_are_masked() {
+        assert_eq!(
+            tokens("corrupt record at offset 0x1f2e in /data/shard-00017.tfrecord (crc 3a9f)"),
+            ["corrupt", "record", "at", "offset", "<*>", "in", "<*>", "(crc", "<*>)"]
+        );
+        assert_eq!(
+            tokens("upload 'ckpt-7' failed:"),
+            ["upload", "<*>", "failed:"]
+        );
+    }
+
+    #[test]
+    fn two_kinds_of_error_make_two_templates() {
+        let mut t = Templates::default();
+        for i in 0..30u64 {
+            t.add(
+                &format!("checkpoint upload of shard {} failed after {} retries: connection reset by peer", i * 7, i % 5),
+                Some(&at(i * 100)),
+            );
+        }
+        for i in 0..12u64 {
+            t.add(
+                &format!(
+                    "corrupt record at offset {} in /data/train-{:05}.tfrecord, skipping",
+                    i * 4096,
+                    i
+                ),
+                Some(&at(10_000 + i)),
+            );
+        }
+        let all = t.templates();
+        assert_eq!(all.len(), 2, "{all:#?}");
+        assert_eq!((all[0].count, all[1].count), (30, 12));
+        assert_eq!(all[0].first.as_ref().unwrap().byte, 0);
+        assert_eq!(all[0].last.as_ref().unwrap().byte, 2900);
+        assert!(all[1]
+            .text
+            .starts_with("corrupt record at offset <*> in <*>"));
+    }
+
+    #[test]
+    fn joining_halves_equals_one_pass() {
+        let lines: Vec<String> = (0..40u64)
+            .map(|i| {
+                if i % 3 == 0 {
+                    format!("worker {i} lost heartbeat after {}s", i * 2)
+                } else {
+                    format!("failed to fetch batch {i} from the prefetch queue: timeout")
+                }
+            })
+            .collect();
+        let mut whole = Templates::default();
+        for (i, l) in lines.iter().enumerate() {
+            whole.add(l, Some(&at(i as u64)));
+        }
+        let (mut a, mut b) = (Templates::default(), Templates::default());
+        for (i, l) in lines.iter().enumerate() {
+            if i < 20 { &mut a } else { &mut b }.add(l, Some(&at(i as u64)));
+        }
+        a.join(b);
+        let summary = |t: &Templates| {
+            t.templates()
+                .iter()
+                .map(|x| {
+                    (
+                        x.text.clone(),
+                        x.count,
+                        x.first.as_ref().map(|l| l.byte),
+                        x.last.as_ref().map(|l| l.byte),
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(summary(&whole), summary(&a));
+    }
+
+    #[test]
+    fn the_number_of_templates_is_bounded() {
+        let mut t = Templates::default();
+        for i in 0..(MAX_TEMPLATES + 50) {
+            // Each line differs in its first token: a template each.
+            t.add(&format!("{}error happened", "x".repeat(i % 2000 + 1)), None);
+        }
+        assert_eq!(t.templates().len(), MAX_TEMPLATES);
+        assert_eq!(t.dropped, 50);
+    }
+}
