@@ -116,6 +116,18 @@ struct ScanArgs {
     /// No progress bar (shown on a terminal for files over 256 MiB).
     #[arg(long, short)]
     quiet: bool,
+    /// Exit 1 when a finding is at least this severe: `error` (the
+    /// default), `warning` (any finding), or `never` (always 0 unless a
+    /// file could not be read).
+    #[arg(long, value_enum, default_value_t = FailOn::Error)]
+    fail_on: FailOn,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum FailOn {
+    Never,
+    Warning,
+    Error,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -372,9 +384,17 @@ fn scan(args: ScanArgs) -> anyhow::Result<ExitCode> {
         }
     }
     out.flush()?;
+    let fails = match args.fail_on {
+        FailOn::Never => false,
+        FailOn::Warning => !report.findings.is_empty(),
+        FailOn::Error => report
+            .findings
+            .iter()
+            .any(|f| f.severity == cudnnlog::catalog::Severity::Error),
+    };
     Ok(if failed {
         ExitCode::from(2)
-    } else if report.primary.is_some() {
+    } else if fails {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

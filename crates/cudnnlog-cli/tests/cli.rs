@@ -456,3 +456,16 @@ fn several_runs_are_compared() {
         .unwrap();
     assert!(f.count >= 2);
 }
+
+/// `--fail-on` decides which findings make the exit status 1.
+#[test]
+fn fail_on_sets_the_exit_status() {
+    let warnings = "fixtures/synthetic/ddp-plan-failed-burst.log";
+    let errors = "fixtures/real/h200-torch-oom-amp-train.log";
+    let code = |args: &[&str]| cudnnlog(args, None).status.code();
+    assert_eq!(code(&["scan", warnings]), Some(0));
+    assert_eq!(code(&["scan", "--fail-on", "warning", warnings]), Some(1));
+    assert_eq!(code(&["scan", "--fail-on", "error", errors]), Some(1));
+    assert_eq!(code(&["scan", "--fail-on", "never", errors]), Some(0));
+    assert_eq!(code(&["scan", "--fail-on", "never", "missing.log"]), Some(2));
+}
