@@ -335,7 +335,13 @@ fn scan(args: ScanArgs) -> anyhow::Result<ExitCode> {
     for path in &args.files {
         let index = sources.len();
         let result = if path.as_os_str() == "-" {
-            scanner.scan_reader(index, "<stdin>", std::io::stdin().lock(), &mut sink)
+            match cudnnlog::source::decompressed(std::io::stdin().lock()) {
+                Ok((_, reader)) => scanner.scan_reader(index, "<stdin>", reader, &mut sink),
+                Err(e) => Err(cudnnlog::Error::Io {
+                    path: "<stdin>".into(),
+                    source: e,
+                }),
+            }
         } else {
             let bar = progress_bar(path, args.quiet);
             let result = scanner.scan_path_parallel(index, path, mmap, &mut sink, &|done| {

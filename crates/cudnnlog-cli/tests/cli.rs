@@ -467,5 +467,58 @@ fn fail_on_sets_the_exit_status() {
     assert_eq!(code(&["scan", "--fail-on", "warning", warnings]), Some(1));
     assert_eq!(code(&["scan", "--fail-on", "error", errors]), Some(1));
     assert_eq!(code(&["scan", "--fail-on", "never", errors]), Some(0));
-    assert_eq!(code(&["scan", "--fail-on", "never", "missing.log"]), Some(2));
+    assert_eq!(
+        code(&["scan", "--fail-on", "never", "missing.log"]),
+        Some(2)
+    );
+}
+
+/// gzip and zstd are recognised by their first bytes, from files and from
+/// standard input; concatenated gzip members are one stream; a truncated
+/// archive is one error line after whatever it held.
+#[test]
+fn compressed_logs_are_read() {
+    for name in [
+        "h200-torch-oom-amp-train.log.1.gz",
+        "h200-torch-oom-amp-train.log.zst",
+    ] {
+        let out = cudnnlog(
+            &[
+                "scan",
+                "--format",
+                "json",
+                &format!("fixtures/compressed/{name}"),
+            ],
+            None,
+        );
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        let r = json(&out);
+        assert_eq!(
+            (r.findings[0].class.as_str(), r.findings[0].first.line),
+            ("cuda.oom", 29),
+            "{name}"
+        );
+        assert_eq!(r.sources[0].lines, 29);
+    }
+    let gz = std::fs::read(root().join("fixtures/compressed/h200-torch-oom-amp-train.log.1.gz"))
+        .unwrap();
+    let r = json(&cudnnlog(&["scan", "--format", "json", "-"], Some(&gz)));
+    assert_eq!(r.findings[0].class, "cuda.oom");
+
+    let two = json(&cudnnlog(
+        &[
+            "scan",
+            "--format",
+            "json",
+            "fixtures/compressed/two-members.gz",
+        ],
+        None,
+    ));
+    assert_eq!(two.findings[0].class, "torch.device_mismatch");
+
+    let cut = cudnnlog(&["scan", "fixtures/compressed/truncated.gz"], None);
+    assert_eq!(cut.status.code(), Some(2));
+    let err = String::from_utf8(cut.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("truncated.gz"), "{err}");
 }

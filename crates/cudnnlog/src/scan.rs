@@ -24,7 +24,7 @@ use crate::facts::Fact;
 use crate::framer::{Event, Framer};
 use crate::prefix::Origin;
 use crate::sink::{EnvFact, Fork, Location, Match, Sink, Window};
-use crate::source::{MmapChoice, SourceInfo};
+use crate::source::{decompressed, Compression, MmapChoice, SourceInfo};
 use aho_corasick::{AhoCorasick, MatchKind};
 use std::io::Read;
 use std::ops::Range;
@@ -276,9 +276,12 @@ impl Scanner {
             .into());
         }
         if let Some(map) = mmap.open(&file, &meta) {
-            return self.scan_slice_named(source, &name, &map, sink);
+            if Compression::of(&map[..map.len().min(4)]) == Compression::None {
+                return self.scan_slice_named(source, &name, &map, sink);
+            }
         }
-        self.scan_reader(source, &name, file, sink)
+        let (_, reader) = decompressed(file).map_err(io)?;
+        self.scan_reader(source, &name, reader, sink)
     }
 
     /// Like [`scan_path`](Scanner::scan_path), but a mapped file is scanned
@@ -309,11 +312,14 @@ impl Scanner {
             .into());
         }
         if let Some(map) = mmap.open(&file, &meta) {
-            let mut info = self.scan_slice_parallel(source, &map, sink, progress)?;
-            info.path = name;
-            return Ok(info);
+            if Compression::of(&map[..map.len().min(4)]) == Compression::None {
+                let mut info = self.scan_slice_parallel(source, &map, sink, progress)?;
+                info.path = name;
+                return Ok(info);
+            }
         }
-        self.scan_reader(source, &name, file, sink)
+        let (_, reader) = decompressed(file).map_err(io)?;
+        self.scan_reader(source, &name, reader, sink)
     }
 
     /// Scans bytes in memory on all of rayon's threads, with the same result

@@ -84,3 +84,52 @@ pub struct SourceInfo {
     /// Lines read (a last line without `\n` counts).
     pub lines: u64,
 }
+
+/// The compression of a stream, told by its first bytes (not its name: a
+/// rotated `train.log.1.gz` or a `.log` that is really gzip both work).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compression {
+    None,
+    Gzip,
+    Zstd,
+}
+
+impl Compression {
+    /// Recognises the gzip (`1f 8b`) and zstd (`28 b5 2f fd`) magic numbers.
+    ///
+    /// ```
+    /// use cudnnlog::source::Compression;
+    /// assert_eq!(Compression::of(&[0x1f, 0x8b, 8, 0]), Compression::Gzip);
+    /// assert_eq!(Compression::of(&[0x28, 0xb5, 0x2f, 0xfd]), Compression::Zstd);
+    /// assert_eq!(Compression::of(b"2026-11-29"), Compression::None);
+    /// ```
+    pub fn of(head: &[u8]) -> Compression {
+        if head.starts_with(&[0x1f, 0x8b]) {
+            Compression::Gzip
+        } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+            Compression::Zstd
+        } else {
+            Compression::None
+        }
+    }
+}
+
+/// Wraps a reader so that gzip and zstd input is decompressed, detected
+/// from its first bytes; other input passes through unchanged.
+pub fn decompressed<'r, R: std::io::Read + 'r>(
+    reader: R,
+) -> std::io::Result<(Compression, Box<dyn std::io::Read + 'r>)> {
+    use std::io::BufRead;
+    let mut buffered = std::io::BufReader::with_capacity(64 << 10, reader);
+    let kind = Compression::of(buffered.fill_buf()?);
+    let out: Box<dyn std::io::Read + 'r> = match kind {
+        Compression::None => Box::new(buffered),
+        // Concatenated members (`cat a.gz b.gz`) are one stream.
+        Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(buffered)),
+        Compression::Zstd => Box::new(
+            ruzstd::decoding::StreamingDecoder::new(buffered)
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?,
+        ),
+    };
+    Ok((kind, out))
+}
