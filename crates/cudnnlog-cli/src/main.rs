@@ -5,12 +5,14 @@ use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
 use cudnnlog::catalog::Pattern;
 use cudnnlog::report::FindingsSink;
+use cudnnlog::sink::Fork;
 use cudnnlog::{Catalog, CatalogBuilder, MmapChoice, Report, ScannerBuilder};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 mod catalog_cmd;
+mod inputs;
 mod json_out;
 mod render;
 
@@ -97,9 +99,14 @@ enum ListFormat {
 
 #[derive(clap::Args)]
 struct ScanArgs {
-    /// Log files to read; `-` reads standard input.
+    /// Log files or directories (walked recursively) to read; `-` reads
+    /// standard input. gzip and zstd files are decompressed.
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
+    /// In directories, only files whose name matches this glob
+    /// (`*.log*`, `rank*.txt`).
+    #[arg(long, value_name = "GLOB")]
+    glob: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
@@ -329,33 +336,74 @@ fn scan(args: ScanArgs) -> anyhow::Result<ExitCode> {
         unsafe { MmapChoice::auto() }
     };
 
+    let glob = match &args.glob {
+        Some(g) => Some(
+            globset::Glob::new(g)
+                .with_context(|| format!("bad --glob {g:?}"))?
+                .compile_matcher(),
+        ),
+        None => None,
+    };
+    let (inputs, notes) = inputs::expand(&args.files, glob.as_ref());
+    for note in &notes {
+        writeln!(std::io::stderr(), "cudnnlog: {}", render::sanitize(note))?;
+    }
+    if inputs.is_empty() {
+        anyhow::bail!("no files to scan (the directories hold none that match)");
+    }
     let mut sink = FindingsSink::new(scanner.catalog());
+    let single = inputs.len() == 1;
+    // Files are scanned in parallel, each into a fork of the sink; the forks
+    // are joined in the order given, each numbered after the sources read
+    // before it.
+    let scanned: Vec<_> = {
+        use rayon::prelude::*;
+        let forks: Vec<FindingsSink<'_>> = inputs.iter().map(|_| sink.fork()).collect();
+        inputs
+            .par_iter()
+            .zip(forks)
+            .map(|(input, mut fork)| {
+                let result = match input {
+                    inputs::Input::Stdin => {
+                        match cudnnlog::source::decompressed(std::io::stdin().lock()) {
+                            Ok((_, reader)) => scanner.scan_reader(0, "<stdin>", reader, &mut fork),
+                            Err(e) => Err(cudnnlog::Error::Io {
+                                path: "<stdin>".into(),
+                                source: e,
+                            }),
+                        }
+                    }
+                    inputs::Input::File(path) => {
+                        let bar = if single {
+                            progress_bar(path, args.quiet)
+                        } else {
+                            None
+                        };
+                        let result =
+                            scanner.scan_path_parallel(0, path, mmap, &mut fork, &|done| {
+                                if let Some(bar) = &bar {
+                                    bar.set_position(done);
+                                }
+                            });
+                        if let Some(bar) = bar {
+                            bar.finish_and_clear();
+                        }
+                        result
+                    }
+                };
+                (result, fork)
+            })
+            .collect()
+    };
     let mut sources = Vec::new();
     let mut failed = false;
-    for path in &args.files {
-        let index = sources.len();
-        let result = if path.as_os_str() == "-" {
-            match cudnnlog::source::decompressed(std::io::stdin().lock()) {
-                Ok((_, reader)) => scanner.scan_reader(index, "<stdin>", reader, &mut sink),
-                Err(e) => Err(cudnnlog::Error::Io {
-                    path: "<stdin>".into(),
-                    source: e,
-                }),
-            }
-        } else {
-            let bar = progress_bar(path, args.quiet);
-            let result = scanner.scan_path_parallel(index, path, mmap, &mut sink, &|done| {
-                if let Some(bar) = &bar {
-                    bar.set_position(done);
-                }
-            });
-            if let Some(bar) = bar {
-                bar.finish_and_clear();
-            }
-            result
-        };
+    for (result, mut fork) in scanned {
         match result {
-            Ok(info) => sources.push(info),
+            Ok(info) => {
+                fork.set_source(sources.len());
+                sink.join(fork);
+                sources.push(info);
+            }
             Err(err) => {
                 failed = true;
                 writeln!(

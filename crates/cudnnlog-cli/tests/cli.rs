@@ -522,3 +522,58 @@ fn compressed_logs_are_read() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("truncated.gz"), "{err}");
 }
+
+/// Directories are walked (sorted, filtered by `--glob`), compressed files
+/// in them read, a symlink loop noted and skipped; files are scanned in
+/// parallel but numbered in order.
+#[test]
+fn directories_globs_and_loops() {
+    let dir = std::env::temp_dir().join(format!("cudnnlog-dirs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("a")).unwrap();
+    std::fs::create_dir_all(dir.join("b")).unwrap();
+    let copy = |from: &str, to: &str| std::fs::copy(root().join(from), dir.join(to)).unwrap();
+    copy(
+        "fixtures/gpu/h200-g10_torch_invalid_ordinal.log",
+        "a/run1.log",
+    );
+    copy(
+        "fixtures/gpu/h200-g10_torch_no_visible_gpu.log",
+        "b/run2.log",
+    );
+    copy(
+        "fixtures/compressed/h200-torch-oom-amp-train.log.1.gz",
+        "b/run3.log.1.gz",
+    );
+    std::fs::write(dir.join("b/notes.txt"), "ERROR: not a log we want\n").unwrap();
+    std::os::unix::fs::symlink(&dir, dir.join("a/loop")).unwrap();
+    let out = cudnnlog(
+        &[
+            "scan",
+            "--format",
+            "json",
+            "--glob",
+            "*.log*",
+            dir.to_str().unwrap(),
+        ],
+        None,
+    );
+    let r = json(&out);
+    let names: Vec<String> = r
+        .sources
+        .iter()
+        .map(|s| s.path.rsplit('/').next().unwrap().to_string())
+        .collect();
+    assert_eq!(names, ["run1.log", "run2.log", "run3.log.1.gz"]);
+    let places: Vec<(&str, usize)> = r
+        .findings
+        .iter()
+        .map(|f| (f.class.as_str(), f.first.source))
+        .collect();
+    assert_eq!(places, [("cuda.no_device", 0), ("cuda.oom", 2)]);
+    assert!(r.unclassified.is_empty(), "notes.txt was filtered out");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("a symlink loop, skipped"), "{err}");
+    assert_eq!(out.status.code(), Some(1));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -168,6 +168,15 @@ impl Environment {
         }
     }
 
+    /// Renumbers every value as seen in `source`.
+    pub fn set_source(&mut self, source: usize) {
+        for values in self.fields.values_mut() {
+            for o in values {
+                o.first.source = source;
+            }
+        }
+    }
+
     /// Takes in the values another environment recorded.
     pub fn join(&mut self, other: Environment) {
         for (field, values) in other.fields {

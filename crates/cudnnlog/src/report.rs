@@ -322,6 +322,27 @@ fn place(l: &Location, p: Option<Progress>) -> Place {
     }
 }
 
+impl FindingsSink<'_> {
+    /// Renumbers everything this sink holds as coming from `source`: a sink
+    /// that scanned one file on its own (as index 0) joins a multi-file
+    /// report under the file's final index.
+    pub fn set_source(&mut self, source: usize) {
+        for a in &mut self.accs {
+            a.first.source = source;
+            a.last.source = source;
+            a.per_source = std::mem::take(&mut a.per_source)
+                .into_values()
+                .map(|mut v| {
+                    v.0.source = source;
+                    (source, v)
+                })
+                .collect();
+        }
+        self.env.set_source(source);
+        self.templates.set_source(source);
+    }
+}
+
 impl Fork for FindingsSink<'_> {
     fn fork(&self) -> Self {
         FindingsSink::new(self.catalog)

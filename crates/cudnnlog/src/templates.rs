@@ -185,6 +185,15 @@ impl Templates {
         }
     }
 
+    /// Renumbers every location as in `source`.
+    pub fn set_source(&mut self, source: usize) {
+        for t in &mut self.templates {
+            for l in [&mut t.first, &mut t.last].into_iter().flatten() {
+                l.source = source;
+            }
+        }
+    }
+
     /// All templates, most frequent first (ties: first seen first).
     pub fn templates(&self) -> Vec<&Template> {
         let mut all: Vec<&Template> = self.templates.iter().collect();
