@@ -145,6 +145,8 @@ enum Format {
     Json,
     /// One JSON object per line: findings, then a summary.
     Ndjson,
+    /// A report to paste into an issue or incident ticket.
+    Markdown,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -424,6 +426,7 @@ fn scan(args: ScanArgs) -> anyhow::Result<ExitCode> {
             writeln!(out)?;
         }
         Format::Ndjson => write_ndjson(&mut out, &report)?,
+        Format::Markdown => render::markdown(&mut out, &report, scanner.catalog())?,
         Format::Table => {
             let color = match args.color {
                 Color::Always => true,

@@ -577,3 +577,36 @@ fn directories_globs_and_loops() {
     assert_eq!(out.status.code(), Some(1));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--format markdown`: a ticket-ready report whose log text cannot break
+/// the table or inject markup.
+#[test]
+fn markdown_report_for_a_ticket() {
+    let out = cudnnlog(
+        &[
+            "scan",
+            "--format",
+            "markdown",
+            "fixtures/real/h200-torch-oom-amp-train.log",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let md = String::from_utf8(out.stdout).unwrap();
+    for part in [
+        "## cudnnlog report",
+        "Primary failure: **`cuda.oom`**",
+        "| class | severity | count | first seen | message |",
+        "### Diagnosis: `cuda.oom`",
+        "Likely causes:",
+        "What to do:",
+        "### Environment",
+    ] {
+        assert!(md.contains(part), "{part}:\n{md}");
+    }
+    let hostile = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.53 GiB. GPU 0 has a total capacity of 139.80 GiB of which 131.47 GiB is free. | <script> `x` \x1b]0;t\x07\n";
+    let out = cudnnlog(&["scan", "--format", "markdown", "-"], Some(hostile));
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(md.contains(r"is free. \| \<script\> \`x\`"), "{md}");
+    assert!(!md.contains('\u{1b}') && !md.contains('\u{7}'));
+}
