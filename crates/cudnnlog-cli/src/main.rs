@@ -15,6 +15,7 @@ mod catalog_cmd;
 mod inputs;
 mod json_out;
 mod render;
+mod run_cmd;
 
 /// Reads deep-learning training logs and says what went wrong, why, and what to do.
 #[derive(Parser)]
@@ -41,6 +42,17 @@ enum Command {
         /// Add the patterns in this directory to the built-in catalog.
         #[arg(long = "patterns", value_name = "DIR")]
         patterns: Vec<PathBuf>,
+    },
+    /// Run a command, pass its output through, keep a copy, and diagnose it
+    /// when it exits; the exit status is the command's (128+N for signal N).
+    Run {
+        /// Keep the copy of the output here (default: a temporary file,
+        /// removed afterwards).
+        #[arg(long, value_name = "FILE")]
+        log: Option<PathBuf>,
+        /// The command and its arguments, after `--`.
+        #[arg(required = true, last = true, value_name = "CMD")]
+        cmd: Vec<String>,
     },
     /// List or check the pattern catalog.
     #[command(subcommand)]
@@ -160,6 +172,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Scan(args) => scan(args),
+        Command::Run { log, cmd } => run(&cmd, log.as_deref()),
         Command::Explain { id, patterns } => explain(&id, &patterns),
         Command::Patterns(PatternsCommand::List {
             format,
@@ -324,6 +337,27 @@ fn check(dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+fn run(cmd: &[String], keep: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
+    let (code, path) = run_cmd::run(cmd, keep)?;
+    let catalog = load_catalog(&[])?;
+    let scanner = ScannerBuilder::new().build(catalog);
+    let mut sink = FindingsSink::new(scanner.catalog());
+    let info = scanner.scan_path(0, &path, MmapChoice::never(), &mut sink)?;
+    if keep.is_none() {
+        let _ = std::fs::remove_file(&path);
+    }
+    let report = sink.into_report(vec![info]);
+    // The diagnosis goes to standard error: standard output was the job's.
+    let mut err = std::io::stderr().lock();
+    writeln!(
+        err,
+        "\ncudnnlog: the command exited with status {code}; diagnosis:"
+    )?;
+    let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    render::table(&mut err, &report, scanner.catalog(), color)?;
+    Ok(ExitCode::from(code))
 }
 
 fn scan(args: ScanArgs) -> anyhow::Result<ExitCode> {

@@ -610,3 +610,40 @@ fn markdown_report_for_a_ticket() {
     assert!(md.contains(r"is free. \| \<script\> \`x\`"), "{md}");
     assert!(!md.contains('\u{1b}') && !md.contains('\u{7}'));
 }
+
+/// `cudnnlog run -- CMD`: the command's output passes through, a copy is
+/// kept, the diagnosis follows on standard error, and the exit status is
+/// the command's (128+N for a signal).
+#[test]
+fn run_wraps_a_job() {
+    let log = std::env::temp_dir().join(format!("cudnnlog-run-test-{}.log", std::process::id()));
+    let script = "echo step 1 loss 0.5; echo 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.' >&2; exit 3";
+    let out = cudnnlog(
+        &[
+            "run",
+            "--log",
+            log.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            script,
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "step 1 loss 0.5\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("torch.OutOfMemoryError"), "{err}");
+    assert!(
+        err.contains("exited with status 3") && err.contains("primary failure: cuda.oom"),
+        "{err}"
+    );
+    let kept = std::fs::read_to_string(&log).unwrap();
+    assert!(kept.contains("step 1 loss 0.5") && kept.contains("CUDA out of memory"));
+    let _ = std::fs::remove_file(&log);
+
+    let killed = cudnnlog(&["run", "--", "sh", "-c", "kill -9 $$"], None);
+    assert_eq!(killed.status.code(), Some(137));
+    let missing = cudnnlog(&["run", "--", "/nonexistent/train.sh"], None);
+    assert_eq!(missing.status.code(), Some(2));
+}
