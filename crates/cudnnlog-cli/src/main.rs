@@ -16,6 +16,7 @@ mod inputs;
 mod json_out;
 mod render;
 mod run_cmd;
+mod stream_sink;
 
 /// Reads deep-learning training logs and says what went wrong, why, and what to do.
 #[derive(Parser)]
@@ -389,12 +390,24 @@ fn scan(args: ScanArgs) -> anyhow::Result<ExitCode> {
     }
     let mut sink = FindingsSink::new(scanner.catalog());
     let single = inputs.len() == 1;
+    let shared = (args.format == Format::Ndjson)
+        .then(|| stream_sink::Shared::new(Box::new(std::io::stdout())));
     // Files are scanned in parallel, each into a fork of the sink; the forks
     // are joined in the order given, each numbered after the sources read
     // before it.
     let scanned: Vec<_> = {
         use rayon::prelude::*;
-        let forks: Vec<FindingsSink<'_>> = inputs.iter().map(|_| sink.fork()).collect();
+        let forks: Vec<stream_sink::Streaming<'_>> = inputs
+            .iter()
+            .map(|input| {
+                let mut s = stream_sink::Streaming::new(sink.fork(), shared.clone());
+                s.path = match input {
+                    inputs::Input::Stdin => "<stdin>".into(),
+                    inputs::Input::File(p) => p.display().to_string(),
+                };
+                s
+            })
+            .collect();
         inputs
             .par_iter()
             .zip(forks)
@@ -436,8 +449,8 @@ fn scan(args: ScanArgs) -> anyhow::Result<ExitCode> {
     for (result, mut fork) in scanned {
         match result {
             Ok(info) => {
-                fork.set_source(sources.len());
-                sink.join(fork);
+                fork.inner.set_source(sources.len());
+                sink.join(fork.inner);
                 sources.push(info);
             }
             Err(err) => {

@@ -138,11 +138,50 @@ fn ndjson_has_one_object_per_finding_then_a_summary() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 2);
+    // Streamed at the first match, then diagnosed at the end, then the summary.
+    assert_eq!(lines.len(), 3);
     assert_eq!(lines[0]["type"], "finding");
-    assert_eq!(lines[0]["class"], "cuda.oom");
-    assert_eq!(lines[1]["type"], "summary");
-    assert_eq!(lines[1]["primary"], "cuda.oom");
+    assert_eq!(lines[0]["partial"], true);
+    assert_eq!(
+        (lines[0]["class"].as_str(), lines[0]["line"].as_u64()),
+        (Some("cuda.oom"), Some(29))
+    );
+    assert_eq!(lines[1]["type"], "finding");
+    assert_eq!(lines[1].get("partial"), None);
+    assert_eq!(lines[1]["causes"][0]["id"], "fragmentation");
+    assert_eq!(lines[2]["type"], "summary");
+    assert_eq!(lines[2]["primary"], "cuda.oom");
+}
+
+/// NDJSON reaches the consumer while the scan is still running: a finding
+/// in a pipe that has not been closed yet is already on standard output.
+#[test]
+fn ndjson_streams_before_the_input_ends() {
+    use std::io::{BufRead, Write};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cudnnlog"))
+        .args(["scan", "--format", "ndjson", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // More than a block (8 MiB) so that the scanner reaches the failure
+    // while the input stays open.
+    let filler = "2026-11-29 19:40:51,487 INFO train: step 1 loss 0.5\n".repeat(200_000);
+    stdin.write_all(b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n").unwrap();
+    stdin.write_all(filler.as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&first).unwrap();
+    assert_eq!(
+        (v["type"].as_str(), v["partial"].as_bool()),
+        (Some("finding"), Some(true))
+    );
+    drop(stdin);
+    child.wait().unwrap();
 }
 
 #[test]

@@ -1,0 +1,119 @@
+//! NDJSON streaming: the first match of every finding is written at once,
+//! as `{"type":"finding","partial":true,…}`, while the scan goes on (across
+//! files and parallel chunks), so a consumer sees results before a huge
+//! file is done. The full, diagnosed findings follow when the scan ends.
+
+use crate::json_out;
+use cudnnlog::catalog::Severity;
+use cudnnlog::report::FindingsSink;
+use cudnnlog::sink::{EnvFact, Fork, Location, Match, Sink, Window};
+use std::collections::HashSet;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+/// What every fork shares: the findings already announced, and the output.
+pub struct Shared {
+    seen: Mutex<HashSet<(String, Severity, String)>>,
+    out: Mutex<Box<dyn Write + Send>>,
+}
+
+impl Shared {
+    pub fn new(out: Box<dyn Write + Send>) -> Arc<Shared> {
+        Arc::new(Shared {
+            seen: Mutex::new(HashSet::new()),
+            out: Mutex::new(out),
+        })
+    }
+}
+
+/// A [`FindingsSink`] that also announces each finding's first match.
+pub struct Streaming<'c> {
+    pub inner: FindingsSink<'c>,
+    shared: Option<Arc<Shared>>,
+    /// The path of the source this sink scans, for the announcements.
+    pub path: String,
+}
+
+impl<'c> Streaming<'c> {
+    /// `shared` is `None` when nothing should be streamed.
+    pub fn new(inner: FindingsSink<'c>, shared: Option<Arc<Shared>>) -> Streaming<'c> {
+        Streaming {
+            inner,
+            shared,
+            path: String::new(),
+        }
+    }
+}
+
+impl Sink for Streaming<'_> {
+    type Error = cudnnlog::Error;
+
+    fn matched(&mut self, m: &Match<'_>) -> Result<bool, cudnnlog::Error> {
+        if let Some(shared) = &self.shared {
+            let key = (
+                m.pattern.class.clone(),
+                m.pattern.severity,
+                m.signature.clone(),
+            );
+            let new = shared
+                .seen
+                .lock()
+                .map(|mut s| s.insert(key))
+                .unwrap_or(false);
+            if new {
+                let facts: serde_json::Map<String, serde_json::Value> = m
+                    .facts
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), serde_json::to_value(v).unwrap_or_default()))
+                    .collect();
+                let line = serde_json::json!({
+                    "type": "finding",
+                    "partial": true,
+                    "class": m.pattern.class,
+                    "severity": m.pattern.severity,
+                    "pattern": m.pattern.id,
+                    "path": self.path,
+                    "line": m.location.line,
+                    "byte": m.location.byte,
+                    "rank": m.location.rank,
+                    "message": m.message,
+                    "facts": facts,
+                });
+                if let Ok(mut out) = shared.out.lock() {
+                    // A closed pipe shows up again when the summary is written.
+                    let _ = json_out::compact(&mut *out, &line)
+                        .map_err(std::io::Error::other)
+                        .and_then(|_| writeln!(out))
+                        .and_then(|_| out.flush());
+                }
+            }
+        }
+        self.inner.matched(m)
+    }
+
+    fn window_end(&mut self, w: &Window<'_>) -> Result<(), cudnnlog::Error> {
+        self.inner.window_end(w)
+    }
+
+    fn environment(&mut self, f: &EnvFact<'_>) -> Result<(), cudnnlog::Error> {
+        self.inner.environment(f)
+    }
+
+    fn unclassified(&mut self, line: &str, at: &Location) -> Result<(), cudnnlog::Error> {
+        self.inner.unclassified(line, at)
+    }
+}
+
+impl Fork for Streaming<'_> {
+    fn fork(&self) -> Self {
+        Streaming {
+            inner: self.inner.fork(),
+            shared: self.shared.clone(),
+            path: self.path.clone(),
+        }
+    }
+
+    fn join(&mut self, other: Self) {
+        self.inner.join(other.inner);
+    }
+}
