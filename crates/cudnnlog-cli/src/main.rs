@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 mod catalog_cmd;
+mod follow;
 mod inputs;
 mod json_out;
 mod render;
@@ -116,6 +117,14 @@ struct ScanArgs {
     /// standard input. gzip and zstd files are decompressed.
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
+    /// Watch one growing file (`tail -f`: truncation and rotation are
+    /// handled) and report each new finding as it appears; runs until
+    /// interrupted. With `--format ndjson`, a JSON object per finding.
+    #[arg(long, short = 'f')]
+    follow: bool,
+    /// Stop following after this many seconds (for scripts and tests).
+    #[arg(long, value_name = "SECS", hide = true)]
+    follow_for: Option<f64>,
     /// In directories, only files whose name matches this glob
     /// (`*.log*`, `rank*.txt`).
     #[arg(long, value_name = "GLOB")]
@@ -364,6 +373,21 @@ fn run(cmd: &[String], keep: Option<&std::path::Path>) -> anyhow::Result<ExitCod
 fn scan(args: ScanArgs) -> anyhow::Result<ExitCode> {
     let catalog = load_catalog(&args.patterns)?;
     let scanner = ScannerBuilder::new().build(catalog);
+    if args.follow {
+        let [path] = args.files.as_slice() else {
+            anyhow::bail!("--follow watches exactly one file");
+        };
+        let limit = args.follow_for.map(std::time::Duration::from_secs_f64);
+        let mut out = std::io::stdout().lock();
+        follow::follow(
+            &scanner,
+            path,
+            args.format == Format::Ndjson,
+            limit,
+            &mut out,
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let mmap = if args.no_mmap {
         MmapChoice::never()
     } else {

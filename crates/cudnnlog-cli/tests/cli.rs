@@ -686,3 +686,92 @@ fn run_wraps_a_job() {
     let missing = cudnnlog(&["run", "--", "/nonexistent/train.sh"], None);
     assert_eq!(missing.status.code(), Some(2));
 }
+
+/// `--follow`: findings appended to a live log are reported as they come;
+/// a truncated log is read again from its start.
+#[test]
+fn follow_reports_new_findings_and_survives_truncation() {
+    use std::io::Write;
+    let path = std::env::temp_dir().join(format!("cudnnlog-follow-{}.log", std::process::id()));
+    std::fs::write(
+        &path,
+        "2026-11-29 19:40:51,487 INFO train: step 1 loss 0.5\n",
+    )
+    .unwrap();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_cudnnlog"))
+        .args([
+            "scan",
+            "--follow",
+            "--follow-for",
+            "4",
+            path.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    writeln!(f, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.").unwrap();
+    drop(f);
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    std::fs::write(
+        &path,
+        "RuntimeError: CUDA error: an illegal memory access was encountered\n",
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let _ = std::fs::remove_file(&path);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(
+        lines[0].ends_with(
+            "2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free."
+        ) && lines[0].contains(":2: cuda.oom (error)"),
+        "{text}"
+    );
+    assert!(
+        lines[1].contains(":1: cuda.illegal_address (error)"),
+        "{text}"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("truncated"));
+}
+
+/// The NDJSON output read by a real consumer: Python's json module.
+#[test]
+fn ndjson_is_read_by_python() {
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        return; // no Python here: the Rust-side tests still parse every line
+    }
+    let out = cudnnlog(
+        &[
+            "scan",
+            "--format",
+            "ndjson",
+            "fixtures/real/h200x2-torchrun-nccl-watchdog-timeout.log",
+        ],
+        None,
+    );
+    let consumer = "import json,sys\nobjs=[json.loads(l) for l in sys.stdin]\nfinal=[o for o in objs if o['type']=='finding' and not o.get('partial')]\nsummary=objs[-1]\nassert summary['type']=='summary' and summary['primary']=='nccl.timeout', summary\nprint(len(final), summary['errors'], [o['class'] for o in final], final[1].get('caused_by'))\n";
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", consumer])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), &out.stdout).unwrap();
+    let result = child.wait_with_output().unwrap();
+    assert!(result.status.success());
+    assert_eq!(
+        String::from_utf8(result.stdout).unwrap().trim(),
+        "2 2 ['nccl.timeout', 'proc.segfault'] 0"
+    );
+}
