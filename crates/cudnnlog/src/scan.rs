@@ -260,28 +260,10 @@ impl Scanner {
         sink: &mut S,
     ) -> Result<SourceInfo, S::Error> {
         let name = path.display().to_string();
-        let io = |e: std::io::Error| Error::Io {
-            path: name.clone(),
-            source: e,
-        };
-        let file = std::fs::File::open(path).map_err(io)?;
-        let meta = file.metadata().map_err(io)?;
-        if meta.is_dir() {
-            return Err(io(std::io::Error::other("is a directory")).into());
+        match open(path, mmap)? {
+            Opened::Mapped(map) => self.scan_slice_named(source, &name, &map, sink),
+            Opened::Stream(reader) => self.scan_reader(source, &name, reader, sink),
         }
-        if crate::source::is_device(&meta) {
-            return Err(io(std::io::Error::other(
-                "is a device, not a log (pipe it in with `-` if you mean it)",
-            ))
-            .into());
-        }
-        if let Some(map) = mmap.open(&file, &meta) {
-            if Compression::of(&map[..map.len().min(4)]) == Compression::None {
-                return self.scan_slice_named(source, &name, &map, sink);
-            }
-        }
-        let (_, reader) = decompressed(file).map_err(io)?;
-        self.scan_reader(source, &name, reader, sink)
     }
 
     /// Like [`scan_path`](Scanner::scan_path), but a mapped file is scanned
@@ -296,30 +278,14 @@ impl Scanner {
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<SourceInfo, S::Error> {
         let name = path.display().to_string();
-        let io = |e: std::io::Error| Error::Io {
-            path: name.clone(),
-            source: e,
-        };
-        let file = std::fs::File::open(path).map_err(io)?;
-        let meta = file.metadata().map_err(io)?;
-        if meta.is_dir() {
-            return Err(io(std::io::Error::other("is a directory")).into());
-        }
-        if crate::source::is_device(&meta) {
-            return Err(io(std::io::Error::other(
-                "is a device, not a log (pipe it in with `-` if you mean it)",
-            ))
-            .into());
-        }
-        if let Some(map) = mmap.open(&file, &meta) {
-            if Compression::of(&map[..map.len().min(4)]) == Compression::None {
+        match open(path, mmap)? {
+            Opened::Mapped(map) => {
                 let mut info = self.scan_slice_parallel(source, &map, sink, progress)?;
                 info.path = name;
-                return Ok(info);
+                Ok(info)
             }
+            Opened::Stream(reader) => self.scan_reader(source, &name, reader, sink),
         }
-        let (_, reader) = decompressed(file).map_err(io)?;
-        self.scan_reader(source, &name, reader, sink)
     }
 
     /// Scans bytes in memory on all of rayon's threads, with the same result
@@ -991,6 +957,38 @@ impl Scanner {
 
         Ok(true)
     }
+}
+
+/// A source ready to scan: mapped bytes, or a stream (decompressed if need be).
+enum Opened {
+    Mapped(memmap2::Mmap),
+    Stream(Box<dyn Read>),
+}
+
+/// Opens a path for scanning: directories and devices are refused; a
+/// regular, uncompressed file is mapped when `mmap` allows it.
+fn open(path: &Path, mmap: MmapChoice) -> Result<Opened, Error> {
+    let io = |e: std::io::Error| Error::Io {
+        path: path.display().to_string(),
+        source: e,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if meta.is_dir() {
+        return Err(io(std::io::Error::other("is a directory")));
+    }
+    if crate::source::is_device(&meta) {
+        return Err(io(std::io::Error::other(
+            "is a device, not a log (pipe it in with `-` if you mean it)",
+        )));
+    }
+    if let Some(map) = mmap.open(&file, &meta) {
+        if Compression::of(&map[..map.len().min(4)]) == Compression::None {
+            return Ok(Opened::Mapped(map));
+        }
+    }
+    let (_, reader) = decompressed(file).map_err(io)?;
+    Ok(Opened::Stream(reader))
 }
 
 /// Reads until `buf` holds `want` bytes or the stream ends; true at the end.

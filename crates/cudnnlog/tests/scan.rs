@@ -276,25 +276,38 @@ fn a_traceback_longer_than_the_context_is_still_one_event() {
     }
 }
 
+/// The fuzz target's scanner: tiny blocks, contexts and chunks, so that
+/// small inputs cross every boundary.
+fn small_context_scanner() -> cudnnlog::Scanner {
+    ScannerBuilder::new()
+        .block_size(4096)
+        .context_before(1024)
+        .context_after(1024)
+        .lookback(1024)
+        .chunk_size(777)
+        .build(Catalog::builtin().unwrap())
+}
+
+/// The report of one scan into a fresh sink, its source path blanked.
+fn report_of(
+    scanner: &cudnnlog::Scanner,
+    scan: &dyn Fn(&mut FindingsSink<'_>) -> cudnnlog::source::SourceInfo,
+) -> Report {
+    let mut sink = FindingsSink::new(scanner.catalog());
+    let mut info = scan(&mut sink);
+    info.path = String::new();
+    sink.into_report(vec![info])
+}
+
 /// Inputs the fuzzer found (`fuzz/regressions/`): scanning in memory, as a
 /// stream in small blocks and in parallel chunks must agree, with the
 /// fuzz target's small contexts.
 #[test]
 fn fuzz_regressions_agree_three_ways() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/regressions");
-    let scanner = ScannerBuilder::new()
-        .block_size(4096)
-        .context_before(1024)
-        .context_after(1024)
-        .lookback(1024)
-        .chunk_size(777)
-        .build(Catalog::builtin().unwrap());
-    let run = |f: &dyn Fn(&mut FindingsSink<'_>) -> cudnnlog::source::SourceInfo| {
-        let mut sink = FindingsSink::new(scanner.catalog());
-        let mut info = f(&mut sink);
-        info.path = String::new();
-        sink.into_report(vec![info])
-    };
+    let scanner = small_context_scanner();
+    let run =
+        |f: &dyn Fn(&mut FindingsSink<'_>) -> cudnnlog::source::SourceInfo| report_of(&scanner, f);
     for entry in std::fs::read_dir(dir).unwrap() {
         let data = std::fs::read(entry.unwrap().path()).unwrap();
         let slice = run(&|s| scanner.scan_slice(0, &data, s).unwrap());
@@ -325,19 +338,9 @@ fn spliced_real_logs_agree_three_ways() {
         DUP_GPU,
         include_bytes!("../../../fixtures/gpu/h200-g17_torchrun_oom_cascade.log"),
     ];
-    let scanner = ScannerBuilder::new()
-        .block_size(4096)
-        .context_before(1024)
-        .context_after(1024)
-        .lookback(1024)
-        .chunk_size(777)
-        .build(Catalog::builtin().unwrap());
-    let run = |f: &dyn Fn(&mut FindingsSink<'_>) -> cudnnlog::source::SourceInfo| {
-        let mut sink = FindingsSink::new(scanner.catalog());
-        let mut info = f(&mut sink);
-        info.path = String::new();
-        sink.into_report(vec![info])
-    };
+    let scanner = small_context_scanner();
+    let run =
+        |f: &dyn Fn(&mut FindingsSink<'_>) -> cudnnlog::source::SourceInfo| report_of(&scanner, f);
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
     let mut next = |n: usize| {
         x ^= x << 13;
