@@ -62,7 +62,7 @@ impl Sink for Streaming<'_> {
                 .unwrap_or(false);
             if new {
                 let facts: serde_json::Map<String, serde_json::Value> = m
-                    .facts
+                    .facts()
                     .iter()
                     .map(|(k, v)| (k.to_string(), serde_json::to_value(v).unwrap_or_default()))
                     .collect();

@@ -47,7 +47,7 @@ fn run(scanner: &crate::Scanner, log: &str) -> Vec<Seen> {
             pattern: m.pattern.id.clone(),
             class: m.pattern.class.clone(),
             facts: m
-                .facts
+                .facts()
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.clone()))
                 .collect(),

@@ -392,9 +392,9 @@ impl Sink for FindingsSink<'_> {
 
     fn matched(&mut self, m: &Match<'_>) -> Result<bool, crate::Error> {
         let facts = || {
-            m.facts
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.clone()))
+            m.facts()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
                 .collect()
         };
         let pos = (m.location.source, m.location.byte);

@@ -20,7 +20,6 @@
 use crate::catalog::{anchor_table, Catalog, Scope};
 use crate::context::LineCounter;
 use crate::error::Error;
-use crate::facts::Fact;
 use crate::framer::{Event, Framer};
 use crate::prefix::Origin;
 use crate::sink::{EnvFact, Fork, Location, Match, Sink, Window};
@@ -926,19 +925,16 @@ impl Scanner {
                     _ => None,
                 },
             };
-            let facts = p
-                .regex
-                .capture_names()
-                .flatten()
-                .filter(|&n| n != AT_GROUP)
-                .filter_map(|n| caps.name(n).map(|m| (n, Fact::from_capture(n, m.as_str()))))
-                .collect();
-            let signature = p
-                .signature
-                .iter()
-                .map(|n| caps.name(n).map_or("", |m| m.as_str()))
-                .collect::<Vec<_>>()
-                .join("|");
+            // Most patterns have no signature: no allocation per match then.
+            let signature = if p.signature.is_empty() {
+                String::new()
+            } else {
+                p.signature
+                    .iter()
+                    .map(|n| caps.name(n).map_or("", |m| m.as_str()))
+                    .collect::<Vec<_>>()
+                    .join("|")
+            };
             let m = Match {
                 pattern: p,
                 pattern_index: *pi,
@@ -947,7 +943,7 @@ impl Scanner {
                 event_byte: st.base + ev.start() as u64,
                 message,
                 text,
-                facts,
+                captures: caps,
                 signature,
             };
             if !sink.matched(&m)? {

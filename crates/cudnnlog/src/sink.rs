@@ -38,10 +38,28 @@ pub struct Match<'a> {
     pub message: &'a str,
     /// The whole event's text (prefixes removed, lines joined by `\n`).
     pub text: &'a str,
-    /// The named captures, converted ([`Fact::from_capture`]).
-    pub facts: Vec<(&'a str, Fact)>,
+    /// The regex's captures; [`Match::facts`] converts the named ones.
+    pub(crate) captures: &'a regex::Captures<'a>,
     /// The value of the pattern's signature captures, joined by `|`.
     pub signature: String,
+}
+
+impl<'a> Match<'a> {
+    /// The named captures, converted ([`Fact::from_capture`]). Built on
+    /// request: a sink that only counts a burst of matches pays nothing.
+    pub fn facts(&self) -> Vec<(&'a str, Fact)> {
+        self.pattern
+            .regex
+            .capture_names()
+            .flatten()
+            .filter(|&n| n != crate::scan::AT_GROUP)
+            .filter_map(|n| {
+                self.captures
+                    .name(n)
+                    .map(|m| (n, Fact::from_capture(n, m.as_str())))
+            })
+            .collect()
+    }
 }
 
 /// An environment value a probe read from the log.
