@@ -21,7 +21,7 @@ use crate::catalog::{anchor_table, Catalog, Scope};
 use crate::context::LineCounter;
 use crate::error::Error;
 use crate::framer::{Event, Framer};
-use crate::prefix::Origin;
+use crate::prefix::{Origin, Prefix};
 use crate::sink::{EnvFact, Fork, Location, Match, Sink, Window};
 use crate::source::{decompressed, Compression, MmapChoice, SourceInfo};
 use aho_corasick::{AhoCorasick, MatchKind};
@@ -717,37 +717,18 @@ impl Scanner {
         start: usize,
         sink: &mut S,
     ) -> Result<(), S::Error> {
-        let end = memchr::memchr2(b'\n', b'\r', &hay[start..]).map_or(hay.len(), |p| start + p);
-        let raw = &hay[start..end.min(start + MAX_MESSAGE)];
-        st.scratch.clear();
-        let clean: &[u8] = if crate::ansi::has_escape(raw) {
-            crate::ansi::strip_into(raw, &mut st.scratch);
-            &st.scratch
-        } else {
-            raw
-        };
-        let prefix = crate::prefix::parse_prefix(clean);
+        let (prefix, body) = read_line(st, hay, start, MAX_MESSAGE);
         if !matches!(
             prefix.level,
             Some(crate::prefix::Level::Error | crate::prefix::Level::Fatal)
         ) {
             return Ok(());
         }
-        let body = String::from_utf8_lossy(&clean[prefix.body..]);
         let body = body.trim();
         if body.is_empty() {
             return Ok(());
         }
-        let location = Location {
-            source: st.source,
-            line: st.counter.line_at(hay, start),
-            byte: st.base + start as u64,
-            timestamp: prefix.timestamp,
-            rank: match prefix.origin {
-                Some(Origin::Rank(r)) => Some(r),
-                _ => None,
-            },
-        };
+        let location = line_location(st, hay, start, &prefix);
         sink.unclassified(body, &location)
     }
 
@@ -762,18 +743,7 @@ impl Scanner {
         start: usize,
         sink: &mut S,
     ) -> Result<(), S::Error> {
-        let end = memchr::memchr2(b'\n', b'\r', &hay[start..]).map_or(hay.len(), |p| start + p);
-        let raw = &hay[start..end];
-        st.scratch.clear();
-        let has_escape = crate::ansi::has_escape(raw);
-        let clean: &[u8] = if has_escape {
-            crate::ansi::strip_into(raw, &mut st.scratch);
-            &st.scratch
-        } else {
-            raw
-        };
-        let prefix = crate::prefix::parse_prefix(clean);
-        let body = String::from_utf8_lossy(&clean[prefix.body..]);
+        let (prefix, body) = read_line(st, hay, start, usize::MAX);
         let key = {
             use std::hash::{Hash, Hasher};
             let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -786,20 +756,11 @@ impl Scanner {
         if !st.probed.insert(key) {
             return Ok(());
         }
-        let location = Location {
-            source: st.source,
-            line: st.counter.line_at(hay, start),
-            byte: st.base + start as u64,
-            timestamp: prefix.timestamp,
-            rank: match prefix.origin {
-                Some(Origin::Rank(r)) => Some(r),
-                _ => None,
-            },
-        };
+        let location = line_location(st, hay, start, &prefix);
         let n_patterns = self.catalog.patterns().len() as u32;
         let probes = self.catalog.probes();
         st.candidates.clear();
-        for m in self.event_ac.find_overlapping_iter(body.as_ref()) {
+        for m in self.event_ac.find_overlapping_iter(body.as_str()) {
             st.candidates.extend(
                 self.owners[m.pattern().as_usize()]
                     .iter()
@@ -952,6 +913,38 @@ impl Scanner {
         }
 
         Ok(true)
+    }
+}
+
+/// The line starting at `start` (at most `limit` bytes of it), read on its
+/// own: its prefixes, and its body with ANSI codes removed and invalid
+/// UTF-8 replaced.
+fn read_line(st: &mut State, hay: &[u8], start: usize, limit: usize) -> (Prefix, String) {
+    let end = memchr::memchr2(b'\n', b'\r', &hay[start..]).map_or(hay.len(), |p| start + p);
+    let raw = &hay[start..end.min(start.saturating_add(limit))];
+    st.scratch.clear();
+    let clean: &[u8] = if crate::ansi::has_escape(raw) {
+        crate::ansi::strip_into(raw, &mut st.scratch);
+        &st.scratch
+    } else {
+        raw
+    };
+    let prefix = crate::prefix::parse_prefix(clean);
+    let body = String::from_utf8_lossy(&clean[prefix.body..]).into_owned();
+    (prefix, body)
+}
+
+/// Where a line read on its own is, from its own prefix.
+fn line_location(st: &mut State, hay: &[u8], start: usize, prefix: &Prefix) -> Location {
+    Location {
+        source: st.source,
+        line: st.counter.line_at(hay, start),
+        byte: st.base + start as u64,
+        timestamp: prefix.timestamp,
+        rank: match prefix.origin {
+            Some(Origin::Rank(r)) => Some(r),
+            _ => None,
+        },
     }
 }
 
