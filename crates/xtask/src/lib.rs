@@ -1,0 +1,3 @@
+//! Project chores behind `cargo xtask`: see `cargo xtask help`.
+
+pub mod eval;

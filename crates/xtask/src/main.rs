@@ -1,0 +1,61 @@
+//! `cargo xtask`: the project's chores.
+//!
+//! * `cargo xtask eval [-v] [--json] [DIR]` — scores the built-in catalog on
+//!   the labelled wild corpus (`fixtures/wild` by default): class precision,
+//!   recall and F1, primary accuracy, cause@1/@2, per context and family.
+
+use anyhow::{bail, Result};
+use std::io::Write;
+use std::path::PathBuf;
+
+const HELP: &str = "\
+cargo xtask eval [-v|--verbose] [--json] [DIR]
+    Score the built-in catalog on a labelled corpus (default: fixtures/wild).
+    -v lists per-class counts and every case not scored perfect.
+";
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some((cmd, rest)) = args.split_first() else {
+        print(HELP)?;
+        return Ok(());
+    };
+    match cmd.as_str() {
+        "eval" => eval(rest),
+        "help" | "-h" | "--help" => print(HELP),
+        other => bail!("unknown task `{other}`\n{HELP}"),
+    }
+}
+
+fn print(s: &str) -> Result<()> {
+    std::io::stdout().write_all(s.as_bytes())?;
+    Ok(())
+}
+
+fn eval(args: &[String]) -> Result<()> {
+    let (mut verbose, mut json, mut dir) = (false, false, None);
+    for a in args {
+        match a.as_str() {
+            "-v" | "--verbose" => verbose = true,
+            "--json" => json = true,
+            s if s.starts_with('-') => bail!("unknown option `{s}`\n{HELP}"),
+            s => dir = Some(PathBuf::from(s)),
+        }
+    }
+    let dir = dir.unwrap_or_else(|| workspace_root().join("fixtures/wild"));
+    let cases = xtask::eval::load(&dir)?;
+    let scores = xtask::eval::score(&cases)?;
+    if json {
+        print(&serde_json::to_string_pretty(&scores)?)?;
+        print("\n")
+    } else {
+        print(&xtask::eval::render(&scores, verbose))
+    }
+}
+
+fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap_or_else(|_| PathBuf::from("."))
+}
