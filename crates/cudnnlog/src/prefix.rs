@@ -119,7 +119,7 @@ impl Prefix {
 /// ```
 pub fn parse_prefix(line: &[u8]) -> Prefix {
     let mut p = Prefix::default();
-    let mut rest = line;
+    let mut rest = &line[markup_head(line)..];
     // A container tag comes first, and names the writer unless a rank tag
     // after it is more precise.
     let mut container_origin = None;
@@ -127,11 +127,13 @@ pub fn parse_prefix(line: &[u8]) -> Prefix {
         container_origin = Some(o);
         rest = r;
     }
-    // A prefix kind is taken at most once, in any order; four rounds are
-    // enough for the deepest real stacks (container tag, rank, time, level).
-    for _ in 0..5 {
-        if p.origin.is_none() {
-            if let Ok((r, o)) = origin(rest) {
+    // A prefix kind is taken at most once, in any order (rank tags may
+    // repeat: torchrun's `[default3]:[rank3]:`); six rounds are enough for
+    // the deepest real stacks (container tag, host, rank, time, level).
+    for _ in 0..6 {
+        if let Ok((r, o)) = origin(rest) {
+            // A rank tag is more precise than a process tag before it.
+            if p.origin.is_none() || matches!(o, Origin::Rank(_)) {
                 p.origin = Some(o);
                 rest = r;
                 continue;
@@ -168,6 +170,75 @@ pub fn parse_prefix(line: &[u8]) -> Prefix {
     p.origin = p.origin.or(container_origin);
     p.body = line.len() - rest.len();
     p
+}
+
+/// Markup of pasted text before a log line, as issue threads show logs:
+/// markdown quote markers (`> `, nested), a code fence (alone, with its
+/// language, or glued to the first line: ```` ```Traceback ````), an inline
+/// code mark (`` `ComfyUI\…: UserWarning: ``), HTML `<pre>`/`<code>`. Returns
+/// the bytes to skip.
+fn markup_head(line: &[u8]) -> usize {
+    let mut at = 0;
+    for _ in 0..8 {
+        let rest = &line[at..];
+        if let Some(r) = rest.strip_prefix(b">") {
+            if r.is_empty() || r[0] == b' ' || r[0] == b'>' {
+                at += 1 + usize::from(r.first() == Some(&b' '));
+                continue;
+            }
+        }
+        if let Some(r) = rest.strip_prefix(b"```") {
+            // A fence alone or with its language is a blank line.
+            let word = r
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric() || **c == b'-')
+                .count();
+            at += 3 + if r[word..].trim_ascii().is_empty() {
+                r.len()
+            } else {
+                0
+            };
+            continue;
+        }
+        if rest.len() > 1 && rest[0] == b'`' && rest[1] != b'`' {
+            at += 1;
+            continue;
+        }
+        if let Some(tag) = [&b"<pre>"[..], b"</pre>", b"<code>", b"</code>"]
+            .into_iter()
+            .find(|t| rest.starts_with(t))
+        {
+            at += tag.len();
+            continue;
+        }
+        break;
+    }
+    at
+}
+
+/// The length of markup of pasted text that ends `body`: a closing code
+/// fence or inline code mark, `</pre>`, `</code>`.
+///
+/// ```
+/// use cudnnlog::prefix::markup_tail;
+/// assert_eq!(markup_tail(b"Aborted (core dumped)```"), 3);
+/// assert_eq!(markup_tail(b"compute capability 7.5.`"), 1);
+/// assert_eq!(markup_tail(b"Compile with `TORCH_USE_CUDA_DSA`"), 0);
+/// ```
+pub fn markup_tail(body: &[u8]) -> usize {
+    for tag in [&b"```"[..], b"</pre>", b"</code>"] {
+        if body.ends_with(tag) {
+            return tag.len();
+        }
+    }
+    // A single closing backtick with no opening one on the line.
+    if body.ends_with(b"`")
+        && !body.ends_with(b"``")
+        && memchr::memchr_iter(b'`', body).count() % 2 == 1
+    {
+        return 1;
+    }
+    0
 }
 
 type Res<'a, T> = IResult<&'a [u8], T>;
@@ -233,6 +304,9 @@ fn origin(i: &[u8]) -> Res<'_, Origin> {
             |d| Origin::Rank(parse_u64(d) as u32),
         ),
         nccl_origin,
+        ray_origin,
+        srun_label,
+        pdsh_host,
         // PyTorch Lightning's rank-zero logger: `[rank: 0] `.
         map(
             terminated(delimited(tag("[rank: "), digits, char(']')), opt(char(' '))),
@@ -259,6 +333,70 @@ fn nccl_origin(i: &[u8]) -> Res<'_, Origin> {
         )));
     }
     Ok((rest, Origin::Process(fnv1a(hp))))
+}
+
+/// Ray's worker tags: `(RayTrainWorker pid=4242, ip=10.0.0.7) `,
+/// `(pid=4242) `, `(raylet) `, `(raylet, ip=10.0.0.7) `. Each process is
+/// its own writer.
+fn ray_origin(i: &[u8]) -> Res<'_, Origin> {
+    let (rest, inner) = terminated(
+        delimited(
+            char('('),
+            take_while1(|c: u8| c != b')' && c != b'\n' && c != b'('),
+            char(')'),
+        ),
+        char(' '),
+    )(i)?;
+    let pid = memchr::memmem::find(inner, b"pid=").is_some_and(|p| {
+        (p == 0 || inner[p - 1] == b' ') && inner.get(p + 4).is_some_and(|c| c.is_ascii_digit())
+    });
+    let daemon = inner.starts_with(b"raylet") || inner.starts_with(b"gcs_server");
+    let name_ok = inner
+        .iter()
+        .take_while(|&&c| c != b' ' && c != b',')
+        .all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'=' || *c == b':' || *c == b'.');
+    if !(pid || daemon) || !name_ok || inner.len() > 200 {
+        return Err(nom::Err::Error(nom::error::Error::new(
+            i,
+            nom::error::ErrorKind::Verify,
+        )));
+    }
+    Ok((rest, Origin::Process(fnv1a(inner))))
+}
+
+/// `srun --label`'s task number: `3: message` (padded: ` 3: `).
+fn srun_label(i: &[u8]) -> Res<'_, Origin> {
+    map(
+        terminated(
+            preceded(spaces, take_while_m_n(1, 5, |c: u8| c.is_ascii_digit())),
+            tag(": "),
+        ),
+        |d| Origin::Rank(parse_u64(d) as u32),
+    )(i)
+}
+
+/// The host tag pdsh and DeepSpeed's multi-node launcher put before each
+/// line: `worker-3: `, `node007: `, `localhost: `, `ip-10-0-0-7: `: a
+/// lower-case name with a number in it (or `localhost`), so that message
+/// words (`RuntimeError: `, `loss: `) are never taken for one.
+fn pdsh_host(i: &[u8]) -> Res<'_, Origin> {
+    let (rest, name) = terminated(
+        take_while_m_n(2, 63, |c: u8| {
+            c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-' || c == b'.'
+        }),
+        tag(": "),
+    )(i)?;
+    let ok = name == b"localhost"
+        || (name[0].is_ascii_lowercase()
+            && name.iter().any(|c| c.is_ascii_digit())
+            && name.last().is_some_and(|c| c.is_ascii_digit()));
+    if !ok {
+        return Err(nom::Err::Error(nom::error::Error::new(
+            i,
+            nom::error::ErrorKind::Verify,
+        )));
+    }
+    Ok((rest, Origin::Process(fnv1a(name))))
 }
 
 /// The service tag of `docker compose logs`: `trainer-1  | ` (compose v2)

@@ -611,7 +611,7 @@ impl Scanner {
                 let Some(first) = ev
                     .lines
                     .iter()
-                    .map(|l| l.start)
+                    .map(|l| l.phys)
                     .find(|s| hits.binary_search(s).is_ok())
                 else {
                     return;

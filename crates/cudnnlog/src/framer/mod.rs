@@ -1,0 +1,662 @@
+//! The framer: bytes to physical lines to logical events.
+//!
+//! A physical line ends at `\n`, `\r\n`, or a lone `\r` (progress bars redraw
+//! one terminal line with `\r`; each redraw is a line of its own here, though
+//! line numbers count `\n` only, as editors do). Each line's prefixes are
+//! parsed ([`crate::prefix`]) and lines are grouped into [`Event`]s:
+//!
+//! * a Python traceback, from `Traceback (most recent call last):` through the
+//!   exception line and the lines that continue its message, with chained
+//!   tracebacks (`During handling of the above exception…`) and a DataLoader
+//!   worker's `Original Traceback` kept together and a torchrun
+//!   `ChildFailedError` summary block included; the event records which
+//!   line holds the final (uncaught) exception;
+//! * a C++ exception: a message line followed by `Exception raised from …`
+//!   and its `frame #N` lines, or `terminate called after throwing…` with
+//!   its `what():` line;
+//! * a Python warning (`file.py:12: UserWarning: …`) with the source line
+//!   Python prints under it;
+//! * a torchrun failure summary (`=====`, `x.py FAILED`, …, `=====`);
+//! * an exception without a traceback: a line that starts with an
+//!   exception (`ModuleNotFoundError: …`, `torch.OutOfMemoryError: …`), as
+//!   launchers print `str(exc)` and users paste the last line, with the
+//!   lines that continue its message; a traceback whose header was cut off
+//!   (it starts at a `File "…"` frame); an IPython traceback (`ValueError
+//!   Traceback (most recent call last)`, `Cell In[4], line 3`, `----> 3`);
+//!   Elixir's `** (RuntimeError) …` and Rust panics;
+//! * otherwise a single line.
+//!
+//! Physical lines are first cut into the logical lines they hold
+//! ([`split`]: escaped `\n`, two writers glued together, a traceback whose
+//! newlines were lost), and lines that continue the one before them —
+//! hard-wrapped at a width inferred from the data, soft-wrapped after a
+//! blank, reflowed under a prefix, or repeating a kernel tag — are joined
+//! into it ([`wrap`]). Markdown quote markers, code fences and inline code
+//! marks of pasted text are read through ([`crate::prefix`]).
+//!
+//! Lines are grouped per writer: lines tagged `[rank0]:` never join an event
+//! of `[rank1]:`, so interleaved ranks give separate events.
+
+mod shape;
+mod split;
+mod wrap;
+
+pub use wrap::Join;
+
+use crate::ansi;
+use crate::prefix::{parse_prefix, Level, Origin, Prefix};
+use shape::{shape, Shape};
+use std::ops::Range;
+
+/// Continuation lines an exception message may have before the event is cut.
+const MAX_CONTINUATION: u32 = 200;
+/// Lines that continue an exception message after a blank line: XLA, JAX
+/// and TensorFlow (`Graph execution error:`) print messages of several
+/// paragraphs.
+const PARAGRAPH_OPENERS: &[&[u8]] = &[
+    b"Original error:",
+    b"To ignore this failure",
+    b"--------------------",
+    b"For simplicity, JAX has removed",
+    b"Detected at node",
+];
+
+/// Lines an IPython traceback's frames may take before its exception.
+const MAX_IPYTHON_FRAMES: u32 = 2000;
+
+/// Lines that continue a warning whose message starts on the next line.
+const MAX_WARNING_MESSAGE: u32 = 20;
+
+/// Lines of other writers after which an open event is closed.
+const MAX_INTERLEAVE: u64 = 64;
+
+/// Lines a torchrun summary block may have.
+const MAX_SUMMARY: u32 = 1000;
+
+/// One logical line of a haystack: a physical line, or a piece of one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Line {
+    /// Offset of the first byte of the line.
+    pub start: usize,
+    /// Offset just past the content (the terminator and trailing markup
+    /// of pasted text excluded).
+    pub end: usize,
+    /// Offset of the physical line this line is (part of).
+    pub phys: usize,
+    /// The line's prefixes; `prefix.body` is relative to the line with ANSI
+    /// sequences removed.
+    pub prefix: Prefix,
+    /// The line holds an escape byte, so its text must be stripped.
+    pub has_escape: bool,
+    /// How the line joins the previous line of its event.
+    pub join: Join,
+}
+
+impl Line {
+    /// Appends the message body of this line (prefixes and ANSI sequences
+    /// removed) to `out`.
+    pub fn body_into(&self, hay: &[u8], out: &mut Vec<u8>) {
+        let raw = &hay[self.start..self.end];
+        if self.has_escape {
+            let at = out.len();
+            ansi::strip_into(raw, out);
+            out.drain(at..at + self.prefix.body.min(out.len() - at));
+        } else {
+            out.extend_from_slice(&raw[self.prefix.body..]);
+        }
+    }
+}
+
+/// The shape of an event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventKind {
+    Line,
+    Traceback,
+    /// An exception line without a traceback before it.
+    Exception,
+    CxxException,
+    Warning,
+    Summary,
+}
+
+/// A logical message: one or more lines of one writer.
+#[derive(Debug)]
+pub struct Event<'a> {
+    pub kind: EventKind,
+    pub origin: Option<Origin>,
+    pub lines: &'a [Line],
+    /// For a traceback (or an exception event), the index in `lines` of its
+    /// final exception line (the uncaught exception: the last one of a
+    /// chain).
+    pub exception: Option<usize>,
+}
+
+impl Event<'_> {
+    /// Offset of the event's first byte.
+    pub fn start(&self) -> usize {
+        self.lines[0].start
+    }
+
+    /// Writes the event's text into `out`: line bodies joined by `\n`, invalid
+    /// UTF-8 replaced. `line_at` receives each line's offset within `out`.
+    pub fn text_into(
+        &self,
+        hay: &[u8],
+        out: &mut String,
+        line_at: &mut Vec<usize>,
+        scratch: &mut Vec<u8>,
+    ) {
+        out.clear();
+        line_at.clear();
+        for (i, line) in self.lines.iter().enumerate() {
+            if i > 0 {
+                match line.join {
+                    Join::Newline => out.push('\n'),
+                    Join::Space => out.push(' '),
+                    Join::Direct => {}
+                }
+            }
+            line_at.push(out.len());
+            scratch.clear();
+            line.body_into(hay, scratch);
+            out.push_str(&String::from_utf8_lossy(scratch));
+        }
+    }
+}
+
+/// Iterates the physical lines of `hay[range]`.
+pub fn lines(hay: &[u8], range: Range<usize>) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let end = range.end;
+    let mut pos = range.start;
+    std::iter::from_fn(move || {
+        if pos >= end {
+            return None;
+        }
+        let start = pos;
+        match memchr::memchr2(b'\n', b'\r', &hay[pos..end]) {
+            Some(off) => {
+                let content_end = pos + off;
+                pos = content_end + 1;
+                if hay[content_end] == b'\r' && pos < end && hay[pos] == b'\n' {
+                    pos += 1;
+                }
+                Some((start, content_end))
+            }
+            None => {
+                pos = end;
+                Some((start, end))
+            }
+        }
+    })
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// A single line, held until the next line of its writer shows whether
+    /// a C++ exception block follows.
+    Pending,
+    Frames,
+    /// An IPython traceback's frames, source lines and blank lines.
+    IPython,
+    Message,
+    AfterBlank {
+        kept: usize,
+    },
+    Chained,
+    SummaryHead,
+    Summary {
+        rules: u8,
+    },
+    Warning,
+    /// A warning whose message starts on the line after its header.
+    WarningMessage,
+    Cxx,
+}
+
+struct Open {
+    origin: Option<Origin>,
+    kind: EventKind,
+    state: State,
+    lines: Vec<Line>,
+    count: u32,
+    exception: Option<usize>,
+    /// The framer's line number of the event's last line.
+    last_seen: u64,
+}
+
+/// Groups lines into events; reused across regions to keep its buffers.
+#[derive(Default)]
+pub struct Framer {
+    open: Vec<Open>,
+    pool: Vec<Vec<Line>>,
+    last_origin: Option<Option<Origin>>,
+    scratch: Vec<u8>,
+    pieces: Vec<Range<usize>>,
+    /// The previous physical line, to spot continuations.
+    prev: Option<wrap::Prev>,
+    /// Lines pushed so far.
+    seen: u64,
+    /// The width the region being framed was hard-wrapped at, if it was.
+    wrap_width: Option<usize>,
+}
+
+/// A Python warning whose message starts on the next line: PyTorch's
+/// `UserWarning: \nNVIDIA … with CUDA capability sm_120 is not compatible…`.
+fn warning_message_follows(body: &[u8]) -> bool {
+    let b = body.trim_ascii_end();
+    b.ends_with(b"Warning:") && shape::is_warning_line(body)
+}
+
+enum Step {
+    Keep,
+    /// Close the event, then treat the line as a fresh one.
+    CloseAndRetry,
+    /// Add the line, then close the event.
+    PushAndClose,
+}
+
+impl Framer {
+    pub fn new() -> Framer {
+        Framer::default()
+    }
+
+    /// Frames `hay[range]` (which must start at a line start) and calls
+    /// `emit` for every event, including those still open at the end.
+    pub fn frame(&mut self, hay: &[u8], range: Range<usize>, emit: &mut dyn FnMut(&Event<'_>)) {
+        self.wrap_width = wrap::wrap_width(hay, range.clone());
+        let mut pieces = std::mem::take(&mut self.pieces);
+        for (phys, end) in lines(hay, range) {
+            pieces.clear();
+            let raw = &hay[phys..end];
+            let body = if ansi::has_escape(raw) {
+                0
+            } else {
+                parse_prefix(raw).body
+            };
+            split::split(hay, phys..end, body, &mut pieces);
+            let whole = pieces.len() == 1;
+            let mut origin = None;
+            for (i, piece) in pieces.iter().enumerate() {
+                let last = i + 1 == pieces.len();
+                origin = self.piece(hay, phys, piece.clone(), whole, last, origin, emit);
+            }
+        }
+        self.pieces = pieces;
+        self.flush(emit);
+    }
+
+    /// Frames one logical line; `whole` when it is its physical line, `last`
+    /// when it ends it. A piece after the first is written by the same
+    /// writer (`origin`) unless it names its own; returns the writer.
+    #[allow(clippy::too_many_arguments)]
+    fn piece(
+        &mut self,
+        hay: &[u8],
+        phys: usize,
+        piece: Range<usize>,
+        whole: bool,
+        last: bool,
+        origin: Option<Origin>,
+        emit: &mut dyn FnMut(&Event<'_>),
+    ) -> Option<Origin> {
+        let raw = &hay[piece.clone()];
+        let has_escape = ansi::has_escape(raw);
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let text = if has_escape {
+            scratch.clear();
+            ansi::strip_into(raw, &mut scratch);
+            &scratch[..]
+        } else {
+            raw
+        };
+        let mut prefix = parse_prefix(text);
+        prefix.origin = prefix.origin.or(origin);
+        let tail = crate::prefix::markup_tail(&text[prefix.body..]);
+        let body = &text[prefix.body..text.len() - tail];
+        let mut line = Line {
+            start: piece.start,
+            end: piece.end
+                - if raw.ends_with(&text[text.len() - tail..]) {
+                    tail
+                } else {
+                    0
+                },
+            phys,
+            prefix,
+            has_escape,
+            join: Join::Newline,
+        };
+        let sh = shape(body);
+        let here = wrap::Prev::of(text, line.end, &prefix, body);
+        let joined = whole && self.continues(&mut line, text, sh, body);
+        self.prev = last.then_some(here);
+        if !joined {
+            self.push_line(line, sh, body, emit);
+        }
+        self.scratch = scratch;
+        prefix.origin
+    }
+
+    /// Joins `line` to the event the previous physical line ended, when it
+    /// continues that line ([`wrap::continuation`]).
+    fn continues(&mut self, line: &mut Line, text: &[u8], sh: Shape, body: &[u8]) -> bool {
+        let Some(prev) = self.prev else {
+            return false;
+        };
+        let plain = sh == Shape::Other;
+        if !matches!(sh, Shape::Other | Shape::Indented) && !body.starts_with(b"NVRM: ") {
+            return false;
+        }
+        let Some(o) = self
+            .open
+            .iter_mut()
+            .find(|o| o.lines.last().map(|l| l.end) == Some(prev.end))
+        else {
+            return false;
+        };
+        if matches!(
+            o.state,
+            State::Frames | State::IPython | State::SummaryHead | State::Summary { .. }
+        ) {
+            return false;
+        }
+        let Some((join, body_at)) =
+            wrap::continuation(&prev, self.wrap_width, text, &line.prefix, body, plain)
+        else {
+            return false;
+        };
+        line.join = join;
+        if let Some(at) = body_at {
+            line.prefix.body = at;
+        }
+        o.lines.push(*line);
+        o.last_seen = self.seen;
+        true
+    }
+
+    /// Closes every open event.
+    pub fn flush(&mut self, emit: &mut dyn FnMut(&Event<'_>)) {
+        while let Some(open) = self.open.pop() {
+            self.close(open, emit);
+        }
+        self.last_origin = None;
+        self.prev = None;
+    }
+
+    fn push_line(&mut self, line: Line, sh: Shape, body: &[u8], emit: &mut dyn FnMut(&Event<'_>)) {
+        self.seen += 1;
+        // An event that other writers' lines have buried is over: a line
+        // of its writer far below is not its continuation.
+        while let Some(i) = self
+            .open
+            .iter()
+            .position(|o| self.seen - o.last_seen > MAX_INTERLEAVE)
+        {
+            let open = self.open.swap_remove(i);
+            self.close(open, emit);
+        }
+        let mut key = line.prefix.origin;
+        // PyTorch tags only the first line of a multi-line C++ message with
+        // the rank; its `Exception raised from`/`frame #` lines follow bare.
+        if key.is_none()
+            && !line.prefix.starts_record()
+            && matches!(sh, Shape::CxxRaised | Shape::CxxFrame | Shape::CxxWhat)
+        {
+            if let Some(last) = self.last_origin {
+                if let Some(o) = self.open.iter().find(|o| o.origin == last) {
+                    if matches!(o.state, State::Pending | State::Cxx | State::Message) {
+                        key = last;
+                    }
+                }
+            }
+        }
+        self.last_origin = Some(key);
+        if let Some(idx) = self.open.iter().position(|o| o.origin == key) {
+            self.open[idx].last_seen = self.seen;
+            match self.advance(idx, &line, sh, body) {
+                Step::Keep => return,
+                Step::PushAndClose => {
+                    let open = self.open.swap_remove(idx);
+                    self.close(open, emit);
+                    return;
+                }
+                Step::CloseAndRetry => {
+                    let open = self.open.swap_remove(idx);
+                    self.close(open, emit);
+                }
+            }
+        }
+        self.start(key, line, sh, body);
+    }
+
+    fn start(&mut self, origin: Option<Origin>, line: Line, sh: Shape, body: &[u8]) {
+        let mut exception = None;
+        let (kind, state) = match sh {
+            Shape::Blank => return,
+            Shape::TracebackStart | Shape::Frame => (EventKind::Traceback, State::Frames),
+            Shape::IPythonStart => (EventKind::Traceback, State::IPython),
+            // An exception logged below an error level (or none) ended the
+            // program; one logged as information or a warning was handled.
+            Shape::Exception if !matches!(line.prefix.level, Some(l) if l < Level::Error) => {
+                exception = Some(0);
+                (EventKind::Exception, State::Message)
+            }
+            Shape::Warning if warning_message_follows(body) => {
+                (EventKind::Warning, State::WarningMessage)
+            }
+            Shape::Warning => (EventKind::Warning, State::Warning),
+            Shape::Rule => (EventKind::Summary, State::SummaryHead),
+            Shape::CxxRaised | Shape::CxxFrame => (EventKind::CxxException, State::Cxx),
+            _ => (EventKind::Line, State::Pending),
+        };
+        let mut lines = self.pool.pop().unwrap_or_default();
+        lines.push(line);
+        self.open.push(Open {
+            origin,
+            kind,
+            state,
+            lines,
+            count: 0,
+            exception,
+            last_seen: self.seen,
+        });
+    }
+
+    fn advance(&mut self, idx: usize, line: &Line, sh: Shape, body: &[u8]) -> Step {
+        let new_record = line.prefix.starts_record();
+        let o = &mut self.open[idx];
+        let push = |o: &mut Open| {
+            o.lines.push(*line);
+            o.count += 1;
+        };
+        match o.state {
+            State::Pending => match sh {
+                Shape::CxxRaised | Shape::CxxWhat if !new_record => {
+                    o.kind = EventKind::CxxException;
+                    o.state = State::Cxx;
+                    push(o);
+                    Step::Keep
+                }
+                _ => Step::CloseAndRetry,
+            },
+            State::Frames => match sh {
+                Shape::Indented | Shape::Blank | Shape::Frame => {
+                    push(o);
+                    Step::Keep
+                }
+                Shape::TracebackStart | Shape::IPythonStart => Step::CloseAndRetry,
+                _ if new_record => Step::CloseAndRetry,
+                _ => {
+                    o.state = State::Message;
+                    o.count = 0;
+                    o.exception = Some(o.lines.len());
+                    o.lines.push(*line);
+                    Step::Keep
+                }
+            },
+            State::IPython => match sh {
+                Shape::Exception if !new_record => {
+                    o.state = State::Message;
+                    o.count = 0;
+                    o.exception = Some(o.lines.len());
+                    o.lines.push(*line);
+                    Step::Keep
+                }
+                Shape::TracebackStart | Shape::IPythonStart => Step::CloseAndRetry,
+                _ if new_record || o.count >= MAX_IPYTHON_FRAMES => Step::CloseAndRetry,
+                _ => {
+                    push(o);
+                    Step::Keep
+                }
+            },
+            State::Message => match sh {
+                // The worker's own traceback: its exception line becomes
+                // the event's final exception.
+                Shape::InnerTraceback => {
+                    o.state = State::Frames;
+                    push(o);
+                    Step::Keep
+                }
+                Shape::ChainMarker => {
+                    o.state = State::Chained;
+                    push(o);
+                    Step::Keep
+                }
+                Shape::Blank => {
+                    o.state = State::AfterBlank {
+                        kept: o.lines.len(),
+                    };
+                    push(o);
+                    Step::Keep
+                }
+                Shape::Rule => {
+                    o.state = State::Summary { rules: 1 };
+                    o.count = 0;
+                    push(o);
+                    Step::Keep
+                }
+                Shape::TracebackStart | Shape::IPythonStart | Shape::Warning | Shape::Frame => {
+                    Step::CloseAndRetry
+                }
+                // A second exception line ends an exception event (a
+                // launcher printing one `str(exc)` after another).
+                Shape::Exception if o.kind == EventKind::Exception => Step::CloseAndRetry,
+                _ if new_record || o.count >= MAX_CONTINUATION => Step::CloseAndRetry,
+                _ => {
+                    push(o);
+                    Step::Keep
+                }
+            },
+            State::AfterBlank { kept } => match sh {
+                Shape::ChainMarker => {
+                    o.state = State::Chained;
+                    push(o);
+                    Step::Keep
+                }
+                Shape::Other
+                    if !new_record && PARAGRAPH_OPENERS.iter().any(|p| body.starts_with(p)) =>
+                {
+                    o.state = State::Message;
+                    push(o);
+                    Step::Keep
+                }
+                Shape::Blank if o.lines.len() - kept < 3 => {
+                    push(o);
+                    Step::Keep
+                }
+                _ => {
+                    o.lines.truncate(kept);
+                    Step::CloseAndRetry
+                }
+            },
+            State::Chained => match sh {
+                Shape::Blank => {
+                    push(o);
+                    Step::Keep
+                }
+                Shape::TracebackStart => {
+                    o.state = State::Frames;
+                    push(o);
+                    Step::Keep
+                }
+                _ => Step::CloseAndRetry,
+            },
+            State::SummaryHead => {
+                if sh == Shape::Other && !new_record && body.trim_ascii_end().ends_with(b"FAILED") {
+                    o.state = State::Summary { rules: 1 };
+                    push(o);
+                    Step::Keep
+                } else {
+                    o.kind = EventKind::Line;
+                    Step::CloseAndRetry
+                }
+            }
+            State::Summary { rules } => {
+                if o.count >= MAX_SUMMARY {
+                    return Step::CloseAndRetry;
+                }
+                push(o);
+                if sh == Shape::Rule {
+                    if rules >= 1 {
+                        return Step::PushAndClose;
+                    }
+                    o.state = State::Summary { rules: rules + 1 };
+                }
+                Step::Keep
+            }
+            State::Warning => match sh {
+                Shape::Indented if o.count < 3 && !new_record => {
+                    push(o);
+                    Step::Keep
+                }
+                _ => Step::CloseAndRetry,
+            },
+            State::WarningMessage => match sh {
+                Shape::Other | Shape::Indented if !new_record && o.count < MAX_WARNING_MESSAGE => {
+                    push(o);
+                    Step::Keep
+                }
+                _ => Step::CloseAndRetry,
+            },
+            State::Cxx => match sh {
+                Shape::CxxRaised | Shape::CxxFrame | Shape::CxxWhat if !new_record => {
+                    push(o);
+                    Step::Keep
+                }
+                Shape::Other | Shape::Indented
+                    if !new_record && body.starts_with(b"terminate called") =>
+                {
+                    push(o);
+                    Step::Keep
+                }
+                _ => Step::CloseAndRetry,
+            },
+        }
+    }
+
+    fn close(&mut self, mut open: Open, emit: &mut dyn FnMut(&Event<'_>)) {
+        if let State::AfterBlank { kept } = open.state {
+            open.lines.truncate(kept);
+        }
+        // Trailing blank lines belong to no event.
+        while open.lines.len() > 1
+            && open
+                .lines
+                .last()
+                .is_some_and(|l| l.end - l.start <= l.prefix.body)
+        {
+            open.lines.pop();
+        }
+        emit(&Event {
+            kind: open.kind,
+            origin: open.origin,
+            lines: &open.lines,
+            exception: open.exception.filter(|&i| i < open.lines.len()),
+        });
+        open.lines.clear();
+        self.pool.push(open.lines);
+    }
+}
+
+#[cfg(test)]
+mod tests;
