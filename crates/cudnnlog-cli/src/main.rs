@@ -579,6 +579,7 @@ fn write_ndjson(out: &mut impl Write, report: &Report) -> anyhow::Result<()> {
         "schema": report.schema,
         "sources": report.sources,
         "environment": report.environment,
+        "outcome": report.outcome,
         "primary": report.primary,
         "cross_run": report.cross_run,
         "findings": report.findings.len(),

@@ -167,7 +167,11 @@ pub fn table(
         .with(Modify::new(Columns::single(5)).with(Width::wrap(TABLE_MESSAGE)));
     writeln!(out, "{t}")?;
     if let Some(p) = &report.primary {
-        writeln!(out, "primary failure: {}", paint.wrap("1", p))?;
+        if report.outcome == cudnnlog::report::Outcome::Degraded {
+            writeln!(out, "primary warning: {} (the run went on)", paint.wrap("1", p))?;
+        } else {
+            writeln!(out, "primary failure: {}", paint.wrap("1", p))?;
+        }
     }
     environment(out, report)?;
     unclassified(out, report)?;
@@ -185,11 +189,11 @@ pub fn table(
         )?;
     }
 
-    for f in report
-        .findings
-        .iter()
-        .filter(|f| f.severity == Severity::Error)
-    {
+    // Every error, and the primary warning of a run that went on.
+    let degraded = report.outcome == cudnnlog::report::Outcome::Degraded;
+    for f in report.findings.iter().filter(|f| {
+        f.severity == Severity::Error || (degraded && Some(&f.class) == report.primary.as_ref())
+    }) {
         writeln!(out)?;
         if let Some(cause) = f.caused_by.and_then(|i| report.findings.get(i)) {
             writeln!(
@@ -395,7 +399,11 @@ pub fn markdown(out: &mut impl Write, report: &Report, catalog: &Catalog) -> std
         plural(report.findings.len() - errors)
     )?;
     if let Some(p) = &report.primary {
-        writeln!(out, "Primary failure: **`{}`**.", md(p))?;
+        if report.outcome == cudnnlog::report::Outcome::Degraded {
+            writeln!(out, "Primary warning: **`{}`** (the run went on).", md(p))?;
+        } else {
+            writeln!(out, "Primary failure: **`{}`**.", md(p))?;
+        }
     }
     if !report.findings.is_empty() {
         writeln!(out)?;
@@ -416,11 +424,10 @@ pub fn markdown(out: &mut impl Write, report: &Report, catalog: &Catalog) -> std
             )?;
         }
     }
-    let primary = report.findings.iter().find(|f| {
-        Some(&f.class) == report.primary.as_ref()
-            && f.severity == Severity::Error
-            && f.caused_by.is_none()
-    });
+    let primary = report
+        .findings
+        .iter()
+        .find(|f| Some(&f.class) == report.primary.as_ref() && f.caused_by.is_none());
     if let Some(f) = primary {
         writeln!(out)?;
         writeln!(out, "### Diagnosis: `{}` — {}", f.class, md(&f.title))?;

@@ -50,11 +50,7 @@ impl Sink for Streaming<'_> {
 
     fn matched(&mut self, m: &Match<'_>) -> Result<bool, cudnnlog::Error> {
         if let Some(shared) = &self.shared {
-            let key = (
-                m.pattern.class.clone(),
-                m.pattern.severity,
-                m.signature.clone(),
-            );
+            let key = (m.pattern.class.clone(), m.severity, m.signature.clone());
             let new = shared
                 .seen
                 .lock()
@@ -70,7 +66,7 @@ impl Sink for Streaming<'_> {
                     "type": "finding",
                     "partial": true,
                     "class": m.pattern.class,
-                    "severity": m.pattern.severity,
+                    "severity": m.severity,
                     "pattern": m.pattern.id,
                     "path": self.path,
                     "line": m.location.line,

@@ -201,6 +201,22 @@ fn a_user_pattern_adds_to_a_scan_and_replaces_a_builtin_of_the_same_id() {
         "cuda-oom-pytorch-allocator.toml",
         &text.replacen("severity = \"error\"", "severity = \"warning\"", 1),
     );
+    // Logged and survived (a retry with a smaller batch): a warning, and the
+    // run's primary finding.
+    let logged = b"2026-11-29 19:41:05,500 WARNING train: retrying with batch 64 after torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.53 GiB. GPU 0 has a total capacity of 139.80 GiB of which 131.47 GiB is free.\n";
+    let out = cudnnlog(
+        &["scan", "--format", "json", "--patterns", dir.path(), "-"],
+        Some(logged),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let r = json(&out);
+    let oom = r.findings.iter().find(|f| f.class == "cuda.oom").unwrap();
+    assert_eq!(oom.severity, cudnnlog::catalog::Severity::Warning);
+    assert_eq!(r.primary.as_deref(), Some("cuda.oom"));
+    assert_eq!(r.outcome, cudnnlog::report::Outcome::Degraded);
+
+    // Raised as the uncaught exception, the same text ended the run: an
+    // error whatever the pattern says.
     let out = cudnnlog(
         &[
             "scan",
@@ -212,11 +228,10 @@ fn a_user_pattern_adds_to_a_scan_and_replaces_a_builtin_of_the_same_id() {
         ],
         None,
     );
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.status.code(), Some(1));
     let r = json(&out);
     let oom = r.findings.iter().find(|f| f.class == "cuda.oom").unwrap();
-    assert_eq!(oom.severity, cudnnlog::catalog::Severity::Warning);
-    assert_eq!(r.primary, None);
+    assert_eq!(oom.severity, cudnnlog::catalog::Severity::Error);
 }
 
 #[test]

@@ -265,7 +265,8 @@ fn plan_failed_burst_across_ranks_is_one_warning_finding() {
     );
     assert_eq!(out.status.code(), Some(0), "warnings alone exit 0");
     let r = json(&out);
-    assert_eq!(r.primary, None);
+    assert_eq!(r.primary.as_deref(), Some("cudnn.plan_failed"));
+    assert_eq!(r.outcome, cudnnlog::report::Outcome::Degraded);
     assert_eq!(r.findings.len(), 1);
     let f = &r.findings[0];
     assert_eq!(
@@ -443,7 +444,9 @@ fn jax_falling_back_to_the_cpu_is_a_warning() {
     );
     assert_eq!(out.status.code(), Some(0));
     let r = json(&out);
-    assert_eq!(r.primary, None);
+    // Warnings only: the most important one (no GPU is used) is primary.
+    assert_eq!(r.primary.as_deref(), Some("cuda.no_device"));
+    assert_eq!(r.outcome, cudnnlog::report::Outcome::Degraded);
     assert!(r
         .findings
         .iter()

@@ -90,6 +90,12 @@ pub struct Class {
     pub kind: ClassKind,
     pub title: String,
     pub summary: String,
+    /// Status classes this symptom's own meaning includes: when one of
+    /// them is carried by this symptom's message, it is not reported on
+    /// its own (a cuDNN plan is rejected *because* it is not supported, so
+    /// `cudnn.plan_failed` implies `cudnn.not_supported`).
+    #[serde(default)]
+    pub implies: Vec<String>,
 }
 
 /// What a class names: a failure the log shows, or a status code a failure
@@ -179,6 +185,8 @@ struct PatternFile {
     examples: Vec<Example>,
     #[serde(default)]
     counterexamples: Vec<Counterexample>,
+    #[serde(default)]
+    termination: bool,
 }
 
 /// One catalog entry: anchors to find candidates, a regex to confirm them.
@@ -215,6 +223,11 @@ pub struct Pattern {
     pub causes: Vec<CauseRef>,
     pub examples: Vec<Example>,
     pub counterexamples: Vec<Counterexample>,
+    /// The pattern reports how a process ended (an exit status, a signal,
+    /// a launcher's summary), not why: such a finding is fallout of the
+    /// nearest earlier failure, and a warning a few lines before it of the
+    /// same writer was fatal.
+    pub termination: bool,
     /// Where the pattern came from (`cuda/cuda-oom-pytorch.toml`, or a path).
     pub file: String,
 }
@@ -269,6 +282,10 @@ struct ProbesFile {
 #[serde(deny_unknown_fields)]
 struct ClassesFile {
     class: Vec<Class>,
+    /// Warning classes, most important first: which warning is `primary`
+    /// in a log with no error.
+    #[serde(default)]
+    warning_order: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -281,6 +298,7 @@ struct CausesFile {
 #[derive(Clone, Debug)]
 pub struct Catalog {
     classes: Vec<Class>,
+    warning_order: Vec<String>,
     causes: Vec<Cause>,
     patterns: Vec<Pattern>,
     probes: Vec<Probe>,
@@ -439,6 +457,8 @@ impl Catalog {
     /// Builds a catalog from (name, contents) pairs, validating everything.
     pub fn from_files(files: Vec<(String, String)>) -> Result<Catalog, Error> {
         let mut classes: Vec<Class> = Vec::new();
+        let mut warning_order: Option<(String, Vec<String>)> = None;
+        let mut class_files: std::collections::HashMap<String, String> = Default::default();
         let mut causes: Vec<Cause> = Vec::new();
         let mut raw: Vec<(String, PatternFile)> = Vec::new();
         let mut probes: Vec<Probe> = Vec::new();
@@ -471,7 +491,11 @@ impl Catalog {
                             ));
                         }
                         classes.retain(|old| old.id != c.id);
+                        class_files.insert(c.id.clone(), name.clone());
                         classes.push(c);
+                    }
+                    if let Some(order) = f.warning_order {
+                        warning_order = Some((name.clone(), order));
                     }
                 }
                 "causes" => {
@@ -500,17 +524,54 @@ impl Catalog {
         }
         let class_ids: HashSet<&str> = classes.iter().map(|c| c.id.as_str()).collect();
         let cause_ids: HashSet<&str> = causes.iter().map(|c| c.id.as_str()).collect();
+        let (order_file, warning_order) = warning_order.unwrap_or_default();
+        for id in &warning_order {
+            if !class_ids.contains(id.as_str()) {
+                return Err(bad(
+                    &order_file,
+                    "warning_order",
+                    format!("unknown class id {id:?}"),
+                ));
+            }
+        }
+        for c in &classes {
+            for id in &c.implies {
+                if !class_ids.contains(id.as_str()) {
+                    return Err(bad(
+                        &class_files[&c.id],
+                        "class.implies",
+                        format!("class {:?} implies unknown class id {id:?}", c.id),
+                    ));
+                }
+            }
+        }
         let mut patterns = Vec::with_capacity(raw.len());
         for (file, p) in raw {
             patterns.push(validate(&file, p, &class_ids, &cause_ids)?);
         }
         Ok(Catalog {
             classes,
+            warning_order,
             causes,
             patterns,
             probes,
             compat,
         })
+    }
+
+    /// Where a warning of `class` stands among warnings for `primary`: its
+    /// place in `classes.toml`'s `warning_order` (0 is the most
+    /// important); classes not listed come after all listed ones.
+    ///
+    /// ```
+    /// let catalog = cudnnlog::Catalog::builtin().unwrap();
+    /// assert!(catalog.warning_rank("cuda.no_device") < catalog.warning_rank("cudnn.plan_failed"));
+    /// ```
+    pub fn warning_rank(&self, class: &str) -> usize {
+        self.warning_order
+            .iter()
+            .position(|c| c == class)
+            .unwrap_or(self.warning_order.len())
     }
 
     /// All patterns, in catalog order (by file path).
@@ -523,6 +584,7 @@ impl Catalog {
     pub fn only(&self, ids: &[&str]) -> Catalog {
         Catalog {
             classes: self.classes.clone(),
+            warning_order: self.warning_order.clone(),
             causes: self.causes.clone(),
             probes: Vec::new(),
             compat: self.compat.clone(),
@@ -727,6 +789,7 @@ fn validate(
         causes: causes_sorted,
         examples: p.examples,
         counterexamples: p.counterexamples,
+        termination: p.termination,
         file: file.to_string(),
     })
 }

@@ -55,8 +55,15 @@ pub struct Report {
     pub sources: Vec<SourceInfo>,
     /// Versions and hardware the log shows (empty when it shows none).
     pub environment: BTreeMap<String, serde_json::Value>,
-    /// The class of the primary failure: the first error finding that is
-    /// not fallout of another; `null` when there is none.
+    /// How the run ended, as far as the log shows: `failed` (an error
+    /// finding), `degraded` (warnings only: the run went on, perhaps on the
+    /// CPU or slower), `clean` (no finding).
+    #[serde(default)]
+    pub outcome: Outcome,
+    /// The class of the primary finding: the first error finding that is
+    /// not fallout of another; in a log with warnings only, the most
+    /// important warning (`warning_order` in `patterns/classes.toml`);
+    /// `null` when there is no finding.
     pub primary: Option<String>,
     /// Findings in order of first occurrence.
     pub findings: Vec<Finding>,
@@ -67,6 +74,46 @@ pub struct Report {
     /// frequent first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unclassified: Vec<Unclassified>,
+}
+
+/// How the run ended, as far as the log shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// At least one error finding: the run (or a part of it) failed.
+    Failed,
+    /// Warnings only: the run went on, maybe on the CPU or slower.
+    Degraded,
+    /// No finding.
+    #[default]
+    Clean,
+}
+
+impl Outcome {
+    /// The outcome of a report with these findings.
+    ///
+    /// ```
+    /// use cudnnlog::report::Outcome;
+    /// assert_eq!(Outcome::of(&[]), Outcome::Clean);
+    /// ```
+    pub fn of(findings: &[Finding]) -> Outcome {
+        if findings.iter().any(|f| f.severity == Severity::Error) {
+            Outcome::Failed
+        } else if findings.is_empty() {
+            Outcome::Clean
+        } else {
+            Outcome::Degraded
+        }
+    }
+
+    /// `failed`, `degraded` or `clean`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Failed => "failed",
+            Outcome::Degraded => "degraded",
+            Outcome::Clean => "clean",
+        }
+    }
 }
 
 /// A template of error lines the catalog does not know.
@@ -155,6 +202,11 @@ pub struct Finding {
     /// one): the index in `findings` of that finding.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub caused_by: Option<usize>,
+    /// When this finding is a status carried by a symptom's message
+    /// (`Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR`): the
+    /// index in `findings` of the symptom.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carried_by: Option<usize>,
 }
 
 impl<'de> Deserialize<'de> for Fact {
@@ -187,6 +239,9 @@ struct Acc {
     ranks: BTreeSet<u32>,
     message: String,
     facts: BTreeMap<String, Fact>,
+    /// The class of the symptom whose message carries this status (first
+    /// occurrence).
+    carrier: Option<String>,
     /// The first occurrence in each source, with its event and progress.
     per_source: BTreeMap<usize, (Location, u64, Option<Progress>)>,
 }
@@ -251,6 +306,8 @@ impl<'c> FindingsSink<'c> {
                 ranks: a.ranks.into_iter().collect(),
                 message: a.message,
                 facts: a.facts,
+                carrier: a.carrier,
+                signature: a.signature,
                 per_source: a
                     .per_source
                     .into_iter()
@@ -258,6 +315,8 @@ impl<'c> FindingsSink<'c> {
                     .collect(),
             })
             .collect();
+        let mut drafts = drafts;
+        crate::diagnose::escalate(catalog, &mut drafts);
         let dx = diagnose(catalog, &drafts, &env, sources.len());
         let unclassified = self
             .templates
@@ -279,28 +338,33 @@ impl<'c> FindingsSink<'c> {
             .zip(dx.causes)
             .zip(dx.remediations)
             .zip(dx.caused_by)
-            .map(|(((d, causes), remediations), caused_by)| Finding {
-                title: catalog
-                    .class(&d.class)
-                    .map_or_else(String::new, |c| c.title.clone()),
-                pattern: catalog.patterns()[d.pattern].id.clone(),
-                first: place(&d.first, Some(d.first_progress)),
-                last: place(&d.last, Some(d.last_progress)),
-                class: d.class,
-                severity: d.severity,
-                count: d.count,
-                ranks: d.ranks,
-                message: d.message,
-                facts: d.facts,
-                causes,
-                remediations,
-                caused_by,
-            })
+            .zip(dx.carried_by)
+            .map(
+                |((((d, causes), remediations), caused_by), carried_by)| Finding {
+                    title: catalog
+                        .class(&d.class)
+                        .map_or_else(String::new, |c| c.title.clone()),
+                    pattern: catalog.patterns()[d.pattern].id.clone(),
+                    first: place(&d.first, Some(d.first_progress)),
+                    last: place(&d.last, Some(d.last_progress)),
+                    class: d.class,
+                    severity: d.severity,
+                    count: d.count,
+                    ranks: d.ranks,
+                    message: d.message,
+                    facts: d.facts,
+                    causes,
+                    remediations,
+                    caused_by,
+                    carried_by,
+                },
+            )
             .collect();
         Report {
             schema: SCHEMA.to_string(),
             sources,
             environment: env.to_json(),
+            outcome: Outcome::of(&findings),
             primary,
             findings,
             cross_run: dx.cross_run,
@@ -367,6 +431,7 @@ impl Fork for FindingsSink<'_> {
                 a.first_progress = b.first_progress;
                 a.message = b.message;
                 a.facts = b.facts;
+                a.carrier = b.carrier;
             }
             if (b.last.source, b.last.byte) >= (a.last.source, a.last.byte) {
                 a.last = b.last;
@@ -401,9 +466,7 @@ impl Sink for FindingsSink<'_> {
         // Findings are few: a linear search with borrowed strings costs less
         // than building an owned key for every match of a burst.
         let found = self.accs.iter().position(|a| {
-            a.class == m.pattern.class
-                && a.severity == m.pattern.severity
-                && a.signature == m.signature
+            a.class == m.pattern.class && a.severity == m.severity && a.signature == m.signature
         });
         match found {
             None => {
@@ -411,7 +474,8 @@ impl Sink for FindingsSink<'_> {
                     signature: m.signature.clone(),
                     pattern: m.pattern_index,
                     class: m.pattern.class.clone(),
-                    severity: m.pattern.severity,
+                    severity: m.severity,
+                    carrier: m.carried_by.map(str::to_string),
                     count: 1,
                     first: m.location.clone(),
                     first_event: m.event_byte,
@@ -442,6 +506,7 @@ impl Sink for FindingsSink<'_> {
                     a.first_progress = None;
                     a.message = m.message.to_string();
                     a.facts = facts();
+                    a.carrier = m.carried_by.map(str::to_string);
                 }
                 if pos >= (a.last.source, a.last.byte) {
                     a.last = m.location.clone();

@@ -17,7 +17,7 @@
 //! straddles two blocks is framed whole; an event is reported by the window
 //! that owns its first candidate line, so it is never reported twice.
 
-use crate::catalog::{anchor_table, Catalog, Scope};
+use crate::catalog::{anchor_table, Catalog, ClassKind, Scope, Severity};
 use crate::context::LineCounter;
 use crate::error::Error;
 use crate::framer::{Event, Framer};
@@ -811,9 +811,10 @@ impl Scanner {
         st.candidates.sort_unstable();
         st.candidates.dedup();
 
-        // One match per class per event: the one whose regex captured most.
+        // One match per class per event: the one whose regex captured most,
+        // an error before a warning.
         let patterns = self.catalog.patterns();
-        let mut best: Vec<(usize, regex::Captures<'_>, usize, usize)> = Vec::new();
+        let mut best: Vec<(usize, regex::Captures<'_>, (usize, bool), usize)> = Vec::new();
         // Where the final exception of a traceback starts in `text`.
         let exception_at = ev.exception.map(|i| st.line_at[i]);
         let n_patterns = patterns.len() as u32;
@@ -834,7 +835,10 @@ impl Scanner {
             if p.reject.iter().any(|r| text.contains(r.as_str())) {
                 continue;
             }
-            let score = caps.iter().filter(|c| c.is_some()).count();
+            let score = (
+                caps.iter().filter(|c| c.is_some()).count(),
+                p.severity == Severity::Error,
+            );
             match best
                 .iter_mut()
                 .find(|(bi, ..)| patterns[*bi].class == p.class)
@@ -850,8 +854,36 @@ impl Scanner {
             best.retain(|b| patterns[b.0].fallback == level);
         }
 
-        for (pi, caps, _, base) in &best {
+        // A status the event's symptom carries is linked to it, and dropped
+        // when the symptom's meaning includes it.
+        let carriers = self.carriers(&best.iter().map(|b| b.0).collect::<Vec<_>>());
+        let mut keep = carriers.iter().map(|c| c.is_none_or(|c| c.is_some()));
+        best.retain(|_| keep.next().unwrap_or(true));
+        let carriers: Vec<Option<usize>> = carriers
+            .into_iter()
+            .filter(|c| c.is_none_or(|c| c.is_some()))
+            .map(Option::flatten)
+            .collect();
+
+        for (bi, (pi, caps, _, base)) in best.iter().enumerate() {
             let p = &patterns[*pi];
+            let carrier = carriers[bi].map(|c| &patterns[c]);
+            let severity = match carrier {
+                Some(c) => c.severity,
+                // A warning's text raised as the uncaught exception, with
+                // nothing but the end of the process after it, was fatal
+                // (patterns of the exception itself say what it is; a
+                // traceback logged by a program that goes on is not).
+                None if p.severity == Severity::Warning
+                    && p.scope == Scope::Event
+                    && exception_at
+                        .is_some_and(|e| *base + caps.get(0).map_or(0, |m| m.start()) >= e)
+                    && crate::framer::last_words(hay, ev) =>
+                {
+                    Severity::Error
+                }
+                None => p.severity,
+            };
             // A group named `at` marks the finding's place when the regex
             // must first skip text (to reach the last exception of a chain).
             let at = base
@@ -905,6 +937,8 @@ impl Scanner {
                 message,
                 text,
                 captures: caps,
+                severity,
+                carried_by: carrier.map(|c| c.class.as_str()),
                 signature,
             };
             if !sink.matched(&m)? {
@@ -913,6 +947,33 @@ impl Scanner {
         }
 
         Ok(true)
+    }
+}
+
+impl Scanner {
+    /// For each matched pattern of one event (`matched`, pattern indices):
+    /// `None` when it stands alone; `Some(Some(p))` when it is a status
+    /// carried by the symptom pattern `p`; `Some(None)` when that symptom's
+    /// meaning includes the status, so it is not reported.
+    fn carriers(&self, matched: &[usize]) -> Vec<Option<Option<usize>>> {
+        let patterns = self.catalog.patterns();
+        if matched.len() < 2 {
+            return vec![None; matched.len()];
+        }
+        let class = |i: usize| self.catalog.class(&patterns[matched[i]].class);
+        let symptom =
+            (0..matched.len()).find(|&i| class(i).is_some_and(|c| c.kind == ClassKind::Symptom));
+        (0..matched.len())
+            .map(|i| {
+                let c = class(i)?;
+                let s = symptom?;
+                if c.kind != ClassKind::Status {
+                    return None;
+                }
+                let implied = class(s).is_some_and(|sc| sc.implies.contains(&c.id));
+                Some((!implied).then_some(matched[s]))
+            })
+            .collect()
     }
 }
 

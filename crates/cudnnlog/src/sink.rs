@@ -40,6 +40,13 @@ pub struct Match<'a> {
     pub text: &'a str,
     /// The regex's captures; [`Match::facts`] converts the named ones.
     pub(crate) captures: &'a regex::Captures<'a>,
+    /// How serious this occurrence is: the pattern's severity, raised to an
+    /// error when the text is the uncaught exception of a traceback, and
+    /// the carrier's severity for a status carried by a symptom.
+    pub severity: crate::catalog::Severity,
+    /// For a status carried by a symptom's message (`Could not create cudnn
+    /// handle: CUDNN_STATUS_INTERNAL_ERROR`), the symptom's class.
+    pub carried_by: Option<&'a str>,
     /// The value of the pattern's signature captures, joined by `|`.
     pub signature: String,
 }

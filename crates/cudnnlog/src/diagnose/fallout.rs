@@ -1,4 +1,4 @@
-//! The primary failure and its fallout.
+//! The primary finding, fallout, carried statuses and fatal warnings.
 //!
 //! A finding is *fallout* (`caused_by`) of an earlier error in the same
 //! source when it is a consequence the earlier one explains:
@@ -10,14 +10,26 @@
 //!   a crash); the others wait in a collective until NCCL times out or sees
 //!   the connection close, so later NCCL errors and timeouts follow from the
 //!   first non-NCCL error;
-//! * **launcher reports** — torchrun's summary or agent line reporting a
-//!   signal (a SIGABRT after the watchdog took a rank down, a SIGKILL) after
-//!   an error the log already shows.
+//! * **termination reports** — patterns marked `termination` (a shell's
+//!   `Aborted (core dumped)`, an exit status, torchrun's summary, mpirun's
+//!   "exited on signal") say how a process ended, not why: they follow from
+//!   the nearest earlier error.
 //!
-//! The primary failure is the first error that is not fallout.
+//! One message is never both a cause and its consequence: findings first
+//! seen on the same line are not linked as fallout (a status the message
+//! carries is linked by `carried_by` instead).
+//!
+//! Before that, [`escalate`] makes a warning fatal when a termination report
+//! of the same writer follows it within [`FATAL_WINDOW`] lines with no error
+//! in between: the text a framework logs and survives is then the last
+//! thing the process said before it died.
+//!
+//! The primary finding is the first error that is neither fallout nor a
+//! carried status; in a log with no error, the most important warning by
+//! the catalog's `warning_order`.
 
 use super::{Ctx, Draft, Weights};
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, Severity};
 
 /// Errors that break the CUDA context for every later call.
 const STICKY: &[&str] = &[
@@ -27,13 +39,9 @@ const STICKY: &[&str] = &[
     "cuda.ecc_xid",
 ];
 
-/// Launcher patterns that report how a child ended, not why.
-const LAUNCHER_REPORTS: &[&str] = &[
-    "proc-segfault-torchrun-summary",
-    "proc-segfault-torchrun-agent",
-    "host-oom-killed-torchrun-summary",
-    "host-oom-killed-torchrun-agent",
-];
+/// How many lines before a termination report a warning is taken for the
+/// process's last words.
+pub(crate) const FATAL_WINDOW: u64 = 20;
 
 fn follows_sticky(d: &Draft) -> bool {
     let family_hit = d.class.starts_with("cuda.")
@@ -46,19 +54,77 @@ fn follows_sticky(d: &Draft) -> bool {
     family_hit && d.class != "cuda.oom"
 }
 
+fn is_termination(catalog: &Catalog, d: &Draft) -> bool {
+    catalog.patterns()[d.pattern].termination
+}
+
+/// Two locations of the same writer, as far as the log tells.
+fn same_writer(a: Option<u32>, b: Option<u32>) -> bool {
+    a.is_none() || b.is_none() || a == b
+}
+
+/// Raises to an error each warning that a termination report of the same
+/// writer follows within [`FATAL_WINDOW`] lines, with no error between
+/// them; then merges findings that became the same (class, severity,
+/// signature). Drafts stay in log order.
+pub(crate) fn escalate(catalog: &Catalog, drafts: &mut Vec<Draft>) {
+    let mut raised = Vec::new();
+    for t in drafts
+        .iter()
+        .filter(|d| d.is_error() && is_termination(catalog, d))
+    {
+        let at = &t.first;
+        let before = |d: &&Draft| {
+            d.last.source == at.source && d.last.byte < at.byte && !is_termination(catalog, d)
+        };
+        let nearest = drafts
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| before(d) && same_writer(d.last.rank, at.rank))
+            .max_by_key(|(_, d)| d.last.byte);
+        if let Some((i, w)) = nearest {
+            if !w.is_error() && at.line.saturating_sub(w.last.line) <= FATAL_WINDOW {
+                raised.push(i);
+            }
+        }
+    }
+    if raised.is_empty() {
+        return;
+    }
+    for &i in &raised {
+        drafts[i].severity = Severity::Error;
+    }
+    // A raised warning may now share its key with an error finding.
+    let mut merged: Vec<Draft> = Vec::with_capacity(drafts.len());
+    for d in drafts.drain(..) {
+        let same = merged
+            .iter_mut()
+            .find(|m| m.class == d.class && m.severity == d.severity && m.signature == d.signature);
+        match same {
+            Some(m) => m.absorb(d),
+            None => merged.push(d),
+        }
+    }
+    *drafts = merged;
+}
+
 /// For each finding, the earlier finding it follows from, if any.
 pub(crate) fn link(catalog: &Catalog, drafts: &[Draft]) -> Vec<Option<usize>> {
     let mut caused_by = vec![None; drafts.len()];
     for (i, d) in drafts.iter().enumerate() {
-        if !d.is_error() {
+        if !d.is_error() || d.carrier.is_some() {
             continue;
         }
+        // Earlier errors of the same source, not on this finding's line.
         let earlier = |pred: &dyn Fn(&Draft) -> bool| {
             drafts[..i].iter().position(|e| {
-                e.is_error() && e.first.source == d.first.source && e.class != d.class && pred(e)
+                e.is_error()
+                    && e.first.source == d.first.source
+                    && e.first.byte != d.first.byte
+                    && e.class != d.class
+                    && pred(e)
             })
         };
-        let pattern = catalog.patterns()[d.pattern].id.as_str();
         caused_by[i] = if follows_sticky(d) {
             earlier(&|e| STICKY.contains(&e.class.as_str()))
         } else {
@@ -70,28 +136,71 @@ pub(crate) fn link(catalog: &Catalog, drafts: &[Draft]) -> Vec<Option<usize>> {
                 .flatten()
         })
         .or_else(|| {
-            LAUNCHER_REPORTS
-                .contains(&pattern)
-                .then(|| earlier(&|_| true))
+            is_termination(catalog, d)
+                .then(|| {
+                    drafts[..i].iter().rposition(|e| {
+                        e.is_error()
+                            && e.first.source == d.first.source
+                            && e.first.byte != d.first.byte
+                            && !is_termination(catalog, e)
+                    })
+                })
                 .flatten()
         });
     }
     caused_by
 }
 
-/// The first error that is not fallout.
-pub(crate) fn primary(drafts: &[Draft], caused_by: &[Option<usize>]) -> Option<usize> {
+/// For each finding that is a status carried by a symptom's message, the
+/// index of that symptom's finding: the nearest one of the carrier's class
+/// first seen at or before it in the same source.
+pub(crate) fn carried(drafts: &[Draft]) -> Vec<Option<usize>> {
+    drafts
+        .iter()
+        .map(|d| {
+            let carrier = d.carrier.as_deref()?;
+            drafts
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| {
+                    s.class == carrier
+                        && s.first.source == d.first.source
+                        && s.first.byte <= d.first.byte
+                })
+                .max_by_key(|(_, s)| s.first.byte)
+                .or_else(|| drafts.iter().enumerate().find(|(_, s)| s.class == carrier))
+                .map(|(j, _)| j)
+        })
+        .collect()
+}
+
+/// The first error that is neither fallout nor a carried status; with no
+/// such error, the most important warning that is not carried.
+pub(crate) fn primary(
+    catalog: &Catalog,
+    drafts: &[Draft],
+    caused_by: &[Option<usize>],
+    carried_by: &[Option<usize>],
+) -> Option<usize> {
+    let standalone = |i: usize| caused_by[i].is_none() && carried_by[i].is_none();
     drafts
         .iter()
         .enumerate()
-        .find(|(i, d)| d.is_error() && caused_by[*i].is_none())
+        .find(|(i, d)| d.is_error() && standalone(*i))
+        .or_else(|| {
+            drafts
+                .iter()
+                .enumerate()
+                .filter(|(i, d)| !d.is_error() && standalone(*i))
+                .min_by_key(|(i, d)| (catalog.warning_rank(&d.class), *i))
+        })
         .map(|(i, _)| i)
 }
 
 /// Evidence for a fallout finding: it follows from `cause`.
 pub(crate) fn explain(ctx: &Ctx<'_>, cause: &Draft, ws: &mut Weights) {
     let d = ctx.draft();
-    let why = if STICKY.contains(&cause.class.as_str()) {
+    let why = if STICKY.contains(&cause.class.as_str()) && follows_sticky(d) {
         format!(
             "follows {} on line {}: after it the CUDA context is broken and later GPU calls fail too",
             cause.class, cause.first.line
@@ -107,7 +216,7 @@ pub(crate) fn explain(ctx: &Ctx<'_>, cause: &Draft, ws: &mut Weights) {
         )
     } else {
         format!(
-            "follows {} on line {}: the launcher reports how the process ended, not why",
+            "follows {} on line {}: this reports how the process ended, not why",
             cause.class, cause.first.line
         )
     };

@@ -12,6 +12,8 @@
 //! scoring.
 
 mod fallout;
+
+pub(crate) use fallout::escalate;
 mod remedy;
 pub(crate) mod rules;
 mod runs;
@@ -45,11 +47,45 @@ pub(crate) struct Draft {
     pub ranks: Vec<u32>,
     pub message: String,
     pub facts: BTreeMap<String, Fact>,
+    /// The values of the pattern's signature captures.
+    pub signature: String,
+    /// The class of the symptom whose message carries this status.
+    pub carrier: Option<String>,
     /// The first occurrence in each source that has one.
     pub per_source: BTreeMap<usize, (Location, Progress)>,
 }
 
 impl Draft {
+    /// Adds the occurrences of `other`, a finding of the same class,
+    /// severity and signature.
+    pub fn absorb(&mut self, other: Draft) {
+        self.count += other.count;
+        self.ranks.extend(other.ranks);
+        self.ranks.sort_unstable();
+        self.ranks.dedup();
+        let key = |l: &Location| (l.source, l.byte);
+        if key(&other.first) < key(&self.first) {
+            self.pattern = other.pattern;
+            self.first = other.first;
+            self.first_progress = other.first_progress;
+            self.message = other.message;
+            self.facts = other.facts;
+            self.carrier = other.carrier;
+        }
+        if key(&other.last) > key(&self.last) {
+            self.last = other.last;
+            self.last_progress = other.last_progress;
+        }
+        for (source, first) in other.per_source {
+            match self.per_source.get(&source) {
+                Some(have) if have.0.byte <= first.0.byte => {}
+                _ => {
+                    self.per_source.insert(source, first);
+                }
+            }
+        }
+    }
+
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }
@@ -133,6 +169,8 @@ pub(crate) struct Diagnosis {
     pub remediations: Vec<Vec<String>>,
     /// For each finding, the index of the finding it follows from.
     pub caused_by: Vec<Option<usize>>,
+    /// For each status finding, the index of the symptom carrying it.
+    pub carried_by: Vec<Option<usize>>,
     pub primary: Option<usize>,
     pub cross_run: Vec<CrossRun>,
 }
@@ -181,11 +219,13 @@ pub(crate) fn diagnose(
         remediations.push(gather_remediations(&ctx, &ranked));
         causes.push(ranked);
     }
-    let primary = fallout::primary(drafts, &caused_by);
+    let carried_by = fallout::carried(drafts);
+    let primary = fallout::primary(catalog, drafts, &caused_by, &carried_by);
     Diagnosis {
         causes,
         remediations,
         caused_by,
+        carried_by,
         primary,
         cross_run,
     }

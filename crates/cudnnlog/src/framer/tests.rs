@@ -1,4 +1,3 @@
-
 use super::*;
 
 /// Frames `log` and returns each event's kind, origin and line texts.
