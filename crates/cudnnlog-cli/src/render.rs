@@ -168,7 +168,11 @@ pub fn table(
     writeln!(out, "{t}")?;
     if let Some(p) = &report.primary {
         if report.outcome == cudnnlog::report::Outcome::Degraded {
-            writeln!(out, "primary warning: {} (the run went on)", paint.wrap("1", p))?;
+            writeln!(
+                out,
+                "primary warning: {} (the run went on)",
+                paint.wrap("1", p)
+            )?;
         } else {
             writeln!(out, "primary failure: {}", paint.wrap("1", p))?;
         }

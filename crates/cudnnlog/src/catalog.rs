@@ -96,6 +96,12 @@ pub struct Class {
     /// `cudnn.plan_failed` implies `cudnn.not_supported`).
     #[serde(default)]
     pub implies: Vec<String>,
+    /// A hardware or infrastructure fault (a GPU Xid, a lost node): the GPU,
+    /// communication and process errors of the same source are its fallout,
+    /// even those printed before it (a node's failure is logged when the
+    /// scheduler notices it, after the errors it caused).
+    #[serde(default)]
+    pub infrastructure: bool,
 }
 
 /// What a class names: a failure the log shows, or a status code a failure

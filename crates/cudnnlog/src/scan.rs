@@ -815,8 +815,15 @@ impl Scanner {
         // an error before a warning.
         let patterns = self.catalog.patterns();
         let mut best: Vec<(usize, regex::Captures<'_>, (usize, bool), usize)> = Vec::new();
-        // Where the final exception of a traceback starts in `text`.
-        let exception_at = ev.exception.map(|i| st.line_at[i]);
+        // Where the final exception of a traceback starts in `text` (past
+        // the indentation of a nested traceback).
+        let exception_at = ev.exception.map(|i| {
+            let at = st.line_at[i];
+            at + text[at..]
+                .bytes()
+                .take_while(|&c| c == b' ' || c == b'\t')
+                .count()
+        });
         let n_patterns = patterns.len() as u32;
         for &pi in st.candidates.iter().filter(|&&i| i < n_patterns) {
             let p = &patterns[pi as usize];

@@ -108,12 +108,40 @@ pub(crate) fn escalate(catalog: &Catalog, drafts: &mut Vec<Draft>) {
     *drafts = merged;
 }
 
-/// For each finding, the earlier finding it follows from, if any.
+/// Whether `d`'s class is an infrastructure fault (`infrastructure` in
+/// `classes.toml`).
+fn is_infrastructure(catalog: &Catalog, d: &Draft) -> bool {
+    catalog.class(&d.class).is_some_and(|c| c.infrastructure)
+}
+
+/// Errors an infrastructure fault explains: what the GPU, the
+/// communication and the processes on the failed hardware reported.
+fn follows_infrastructure(d: &Draft) -> bool {
+    matches!(
+        d.family(),
+        "cuda" | "cudnn" | "cublas" | "nccl" | "dist" | "proc" | "host" | "python"
+    ) && d.class != "cuda.oom"
+}
+
+/// For each finding, the finding it follows from, if any: an earlier one,
+/// or an infrastructure fault of the same source wherever it is.
 pub(crate) fn link(catalog: &Catalog, drafts: &[Draft]) -> Vec<Option<usize>> {
     let mut caused_by = vec![None; drafts.len()];
     for (i, d) in drafts.iter().enumerate() {
         if !d.is_error() || d.carrier.is_some() {
             continue;
+        }
+        if !is_infrastructure(catalog, d) && follows_infrastructure(d) {
+            let fault = drafts.iter().position(|e| {
+                e.is_error()
+                    && e.first.source == d.first.source
+                    && is_infrastructure(catalog, e)
+                    && e.class != d.class
+            });
+            if fault.is_some() {
+                caused_by[i] = fault;
+                continue;
+            }
         }
         // Earlier errors of the same source, not on this finding's line.
         let earlier = |pred: &dyn Fn(&Draft) -> bool| {
@@ -200,7 +228,16 @@ pub(crate) fn primary(
 /// Evidence for a fallout finding: it follows from `cause`.
 pub(crate) fn explain(ctx: &Ctx<'_>, cause: &Draft, ws: &mut Weights) {
     let d = ctx.draft();
-    let why = if STICKY.contains(&cause.class.as_str()) && follows_sticky(d) {
+    let why = if ctx
+        .catalog
+        .class(&cause.class)
+        .is_some_and(|c| c.infrastructure)
+    {
+        format!(
+            "{} on line {} explains it: the hardware or the node the process ran on failed",
+            cause.class, cause.first.line
+        )
+    } else if STICKY.contains(&cause.class.as_str()) && follows_sticky(d) {
         format!(
             "follows {} on line {}: after it the CUDA context is broken and later GPU calls fail too",
             cause.class, cause.first.line
@@ -220,7 +257,13 @@ pub(crate) fn explain(ctx: &Ctx<'_>, cause: &Draft, ws: &mut Weights) {
             cause.class, cause.first.line
         )
     };
-    let id = if d.family() == "nccl" {
+    let id = if ctx
+        .catalog
+        .class(&cause.class)
+        .is_some_and(|c| c.infrastructure)
+    {
+        "hardware_fault"
+    } else if d.family() == "nccl" {
         "comm_failure"
     } else {
         "code_bug"

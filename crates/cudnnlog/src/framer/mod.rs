@@ -288,6 +288,9 @@ struct Open {
     exception: Option<usize>,
     /// The framer's line number of the event's last line.
     last_seen: u64,
+    /// The indentation of a traceback nested in other output: its frames
+    /// are indented deeper, its exception line as deep.
+    indent: usize,
 }
 
 /// Groups lines into events; reused across regions to keep its buffers.
@@ -525,6 +528,11 @@ impl Framer {
             count: 0,
             exception,
             last_seen: self.seen,
+            indent: if sh == Shape::TracebackStart {
+                shape::indent(body)
+            } else {
+                0
+            },
         });
     }
 
@@ -545,6 +553,20 @@ impl Framer {
                 }
                 _ => Step::CloseAndRetry,
             },
+            // A nested traceback's exception is the first line no deeper
+            // than its header.
+            State::Frames
+                if o.indent > 0
+                    && matches!(sh, Shape::Indented | Shape::Other | Shape::Exception)
+                    && shape::indent(body) <= o.indent
+                    && !new_record =>
+            {
+                o.state = State::Message;
+                o.count = 0;
+                o.exception = Some(o.lines.len());
+                o.lines.push(*line);
+                Step::Keep
+            }
             State::Frames => match sh {
                 Shape::Indented | Shape::Blank | Shape::Frame => {
                     push(o);

@@ -75,6 +75,11 @@ pub(super) fn shape(body: &[u8]) -> Shape {
         return Shape::Rule;
     }
     if body[0] == b' ' || body[0] == b'\t' {
+        // A traceback nested in another program's output (pip's boxed
+        // subprocess output) is indented as a whole.
+        if trimmed.starts_with(b"Traceback (most recent call last)") {
+            return Shape::TracebackStart;
+        }
         return Shape::Indented;
     }
     if is_warning_line(body) {
@@ -200,6 +205,13 @@ pub(super) fn is_exception(body: &[u8]) -> bool {
                 && EXCEPTION_SUFFIXES.iter().any(|s| body[..n].ends_with(s))
         }
     }
+}
+
+/// The blanks a body starts with.
+pub(super) fn indent(body: &[u8]) -> usize {
+    body.iter()
+        .take_while(|&&c| c == b' ' || c == b'\t')
+        .count()
 }
 
 #[cfg(test)]
