@@ -179,6 +179,8 @@ struct PatternFile {
     examples: Vec<Example>,
     #[serde(default)]
     counterexamples: Vec<Counterexample>,
+    #[serde(default)]
+    sources: Vec<String>,
 }
 
 /// One catalog entry: anchors to find candidates, a regex to confirm them.
@@ -215,6 +217,9 @@ pub struct Pattern {
     pub causes: Vec<CauseRef>,
     pub examples: Vec<Example>,
     pub counterexamples: Vec<Counterexample>,
+    /// Where the message templates come from: `repo path (versions)` entries
+    /// naming the framework source that prints them.
+    pub sources: Vec<String>,
     /// Where the pattern came from (`cuda/cuda-oom-pytorch.toml`, or a path).
     pub file: String,
 }
@@ -727,6 +732,7 @@ fn validate(
         causes: causes_sorted,
         examples: p.examples,
         counterexamples: p.counterexamples,
+        sources: p.sources,
         file: file.to_string(),
     })
 }
