@@ -31,7 +31,7 @@ const MIN_ANCHOR_LEN: usize = 4;
 /// The largest catalog file accepted: user catalogs are untrusted input.
 const MAX_FILE_BYTES: u64 = 1 << 20;
 /// The highest fallback level a pattern may have.
-const MAX_FALLBACK: u8 = 2;
+const MAX_FALLBACK: u8 = 3;
 
 /// How serious a finding is.
 #[derive(
@@ -193,6 +193,8 @@ struct PatternFile {
     counterexamples: Vec<Counterexample>,
     #[serde(default)]
     termination: bool,
+    #[serde(default)]
+    sources: Vec<String>,
 }
 
 /// One catalog entry: anchors to find candidates, a regex to confirm them.
@@ -217,10 +219,11 @@ pub struct Pattern {
     pub signature: Vec<String>,
     /// Pattern-specific remediations, shown before the causes' ones.
     pub remediations: Vec<String>,
-    /// 0 for an ordinary pattern. A fallback pattern (1 or 2) is reported
-    /// for an event only when no pattern of a lower level matched it:
-    /// `python.runtime_error` (1) stands back for any specific class, and
-    /// `python.exception` (2) for those and for `python.runtime_error`.
+    /// 0 for an ordinary pattern. A fallback pattern (1 to 3) is reported
+    /// for an event only when no pattern of a lower level matched it: the
+    /// generic `cuda.error` and `cudnn.error` (1) stand back for any
+    /// specific class, `python.runtime_error` (2) for those too, and
+    /// `python.exception` (3) for all of them.
     pub fallback: u8,
     /// The part of an event the regex runs on.
     pub scope: Scope,
@@ -234,6 +237,9 @@ pub struct Pattern {
     /// nearest earlier failure, and a warning a few lines before it of the
     /// same writer was fatal.
     pub termination: bool,
+    /// Where the message templates come from: `repo path (versions)` entries
+    /// naming the framework source that prints them.
+    pub sources: Vec<String>,
     /// Where the pattern came from (`cuda/cuda-oom-pytorch.toml`, or a path).
     pub file: String,
 }
@@ -735,7 +741,7 @@ fn validate(
         return Err(bad(
             file,
             "fallback",
-            format!("fallback {} is not 0, 1 or 2", p.fallback),
+            format!("fallback {} is not 0, 1, 2 or 3", p.fallback),
         ));
     }
     let regex = compile(file, "regex", &p.regex)?;
@@ -796,6 +802,7 @@ fn validate(
         examples: p.examples,
         counterexamples: p.counterexamples,
         termination: p.termination,
+        sources: p.sources,
         file: file.to_string(),
     })
 }

@@ -4,7 +4,7 @@
 use cudnnlog::Catalog;
 
 /// The class ids of the design brief (DESIGN.md): a public contract.
-const CLASSES: [&str; 35] = [
+const CLASSES: [&str; 48] = [
     "cudnn.plan_failed",
     "cudnn.execution_failed",
     "cudnn.conv_algo_failed",
@@ -40,6 +40,19 @@ const CLASSES: [&str; 35] = [
     "python.assertion",
     "python.runtime_error",
     "python.exception",
+    "cuda.library_missing",
+    "cuda.invalid_value",
+    "cuda.unknown_error",
+    "cuda.peer_access",
+    "cuda.extension_mismatch",
+    "cuda.error",
+    "cudnn.error",
+    "container.gpu_unavailable",
+    "dist.rendezvous",
+    "dist.timeout",
+    "sched.time_limit",
+    "sched.cancelled",
+    "sched.node_fail",
 ];
 
 #[test]
