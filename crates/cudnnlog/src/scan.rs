@@ -856,9 +856,32 @@ impl Scanner {
             }
         }
 
-        // Fallback patterns stand back for any pattern of a lower level.
+        // Fallback patterns stand back for any pattern of a lower level; a
+        // generic status (level 1: cuda.error, cudnn.error) stands back only
+        // for a specific status, and is carried by a symptom otherwise
+        // (`Could not create cudnn handle: CUDNN_STATUS_LICENSE_ERROR`).
         if let Some(level) = best.iter().map(|b| patterns[b.0].fallback).min() {
-            best.retain(|b| patterns[b.0].fallback == level);
+            let is_status = |pi: usize| {
+                self.catalog
+                    .class(&patterns[pi].class)
+                    .is_some_and(|c| c.kind == ClassKind::Status)
+            };
+            let specific_status = best
+                .iter()
+                .any(|b| patterns[b.0].fallback == 0 && is_status(b.0));
+            // The status words a specific pattern already read.
+            let named: Vec<&str> = best
+                .iter()
+                .filter(|b| patterns[b.0].fallback == 0)
+                .filter_map(|b| b.1.name("status").map(|m| m.as_str()))
+                .collect();
+            best.retain(|b| {
+                let f = patterns[b.0].fallback;
+                let fresh =
+                    b.1.name("status")
+                        .is_none_or(|m| !named.contains(&m.as_str()));
+                f == level || (f == 1 && level == 0 && !specific_status && is_status(b.0) && fresh)
+            });
         }
 
         // A status the event's symptom carries is linked to it, and dropped

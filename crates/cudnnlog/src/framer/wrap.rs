@@ -59,9 +59,17 @@ pub(super) fn wrap_width(hay: &[u8], range: Range<usize>) -> Option<usize> {
     let mut at_width: HashMap<usize, (u32, u64, bool)> = HashMap::new();
     let mut prev: Option<(usize, u64)> = None;
     let mut widths: Vec<usize> = Vec::new();
+    // Widths at which two consecutive lines line up as table rows
+    // (`sacct`, `nvidia-smi`): a table is not a wrap.
+    let mut tables: Vec<usize> = Vec::new();
+    let mut last_line: &[u8] = &[];
     for (s, e) in super::lines(hay, range) {
         let line = &hay[s..e];
         let w = width(line);
+        if w >= MIN_WIDTH && w == width(last_line) && table_rows(last_line, line) {
+            tables.push(w);
+        }
+        last_line = line;
         widths.push(w);
         if let Some((pw, ph)) = prev.take() {
             let p = parse_prefix(line);
@@ -77,10 +85,31 @@ pub(super) fn wrap_width(hay: &[u8], range: Range<usize>) -> Option<usize> {
     }
     let (&w, &(count, _, distinct)) = at_width
         .iter()
+        .filter(|(w, _)| !tables.contains(w))
         .max_by_key(|(w, (count, _, _))| (*count, **w))?;
     let wider = widths.iter().filter(|&&x| x > w).count() as u32;
     let enough = if COMMON_WIDTHS.contains(&w) { 2 } else { 3 };
     (count >= enough && distinct && wider <= count / 4).then_some(w)
+}
+
+/// Whether two lines of one width are rows of a table: both split into
+/// columns by runs of blanks (or `|`), as `sacct`, `nvidia-smi` and
+/// `squeue` print them; wrapped prose has single blanks between words.
+fn table_rows(a: &[u8], b: &[u8]) -> bool {
+    let columns = |l: &[u8]| {
+        let gaps = l
+            .trim_ascii()
+            .windows(3)
+            .filter(|w| w[0] != b' ' && w[1] == b' ' && w[2] == b' ')
+            .count();
+        let bars = l.iter().filter(|&&c| c == b'|').count();
+        gaps >= 3
+            || bars >= 3
+            || l.trim_ascii()
+                .iter()
+                .all(|&c| c == b'-' || c == b' ' || c == b'=' || c == b'+')
+    };
+    columns(a) && columns(b)
 }
 
 fn fnv(bytes: &[u8]) -> u64 {
@@ -191,5 +220,13 @@ mod tests {
             "b".repeat(80)
         );
         assert_eq!(wrap_width(records.as_bytes(), 0..records.len()), None);
+        // Rows of a table are as wide as each other, and not wrapped.
+        let table = "\
+JobID           JobName  Partition    Account  AllocCPUS      State ExitCode
+------------ ---------- ---------- ---------- ---------- ---------- --------
+5120              train        gpu     vision         16 CANCELLED+      0:0
+5120.batch        batch                vision         16  CANCELLED     0:15
+";
+        assert_eq!(wrap_width(table.as_bytes(), 0..table.len()), None);
     }
 }
