@@ -80,16 +80,39 @@ pub fn progress_of(line: &[u8]) -> Progress {
 }
 
 /// The progress reported by the last marker line before `offset`, looking
-/// back at most `lookback` bytes (and never more than 1 MiB).
-pub(crate) fn progress_before(hay: &[u8], offset: usize, lookback: usize) -> Progress {
+/// back at most `lookback` bytes (and never more than 1 MiB). With a `rank`,
+/// the last marker line of that rank counts (the lines of other ranks say
+/// where *they* were); untagged lines are used when the rank has none.
+pub(crate) fn progress_before(
+    hay: &[u8],
+    offset: usize,
+    lookback: usize,
+    rank: Option<u32>,
+) -> Progress {
     let from = offset.saturating_sub(STEP_LOOKBACK.min(lookback));
     let span = &hay[from..offset];
-    let Some(m) = marker().find_iter(span).last() else {
-        return Progress::default();
+    let line_of = |at: usize| {
+        let start = memchr::memrchr(b'\n', &span[..at]).map_or(0, |p| p + 1);
+        let end = memchr::memchr(b'\n', &span[at..]).map_or(span.len(), |p| at + p);
+        &span[start..end]
     };
-    let start = memchr::memrchr(b'\n', &span[..m.start()]).map_or(0, |p| p + 1);
-    let end = memchr::memchr(b'\n', &span[m.start()..]).map_or(span.len(), |p| m.start() + p);
-    progress_of(&span[start..end])
+    let Some(rank) = rank else {
+        return marker()
+            .find_iter(span)
+            .last()
+            .map_or_else(Progress::default, |m| progress_of(line_of(m.start())));
+    };
+    let mut untagged = None;
+    let starts: Vec<usize> = marker().find_iter(span).map(|m| m.start()).collect();
+    for &at in starts.iter().rev() {
+        let line = line_of(at);
+        match crate::prefix::parse_prefix(&line[..line.len().min(256)]).origin {
+            Some(crate::prefix::Origin::Rank(r)) if r == rank => return progress_of(line),
+            None if untagged.is_none() => untagged = Some(line),
+            _ => {}
+        }
+    }
+    untagged.map_or_else(Progress::default, progress_of)
 }
 
 /// How many lines back to look for a timestamp.
@@ -101,6 +124,7 @@ pub(crate) fn timestamp_before(
     hay: &[u8],
     offset: usize,
     lookback: usize,
+    rank: Option<u32>,
 ) -> Option<crate::prefix::Timestamp> {
     let floor = offset.saturating_sub(lookback);
     let mut end = offset;
@@ -111,15 +135,17 @@ pub(crate) fn timestamp_before(
         let start = memchr::memrchr(b'\n', &hay[..end - 1]).map_or(0, |p| p + 1);
         let line = &hay[start..end - 1];
         let line = &line[..line.len().min(256)];
-        let ts = if crate::ansi::has_escape(line) {
+        let p = if crate::ansi::has_escape(line) {
             let mut clean = Vec::new();
             crate::ansi::strip_into(line, &mut clean);
-            crate::prefix::parse_prefix(&clean).timestamp
+            crate::prefix::parse_prefix(&clean)
         } else {
-            crate::prefix::parse_prefix(line).timestamp
+            crate::prefix::parse_prefix(line)
         };
-        if ts.is_some() {
-            return ts;
+        // Another rank's clock says when *it* wrote.
+        let other = matches!((p.origin, rank), (Some(crate::prefix::Origin::Rank(r)), Some(want)) if r != want);
+        if p.timestamp.is_some() && !other {
+            return p.timestamp;
         }
         end = start;
     }
@@ -157,16 +183,32 @@ mod tests {
         );
         assert_eq!(progress_of(b"iteration 500 done").step, Some(500));
         let hay = b"epoch 1 step 4 ok\nscaler.step(opt)\nTraceback\n";
-        assert_eq!(progress_before(hay, hay.len(), usize::MAX).step, Some(4));
         assert_eq!(
-            progress_before(b"nothing here", 12, usize::MAX),
+            progress_before(hay, hay.len(), usize::MAX, None).step,
+            Some(4)
+        );
+        assert_eq!(
+            progress_before(b"nothing here", 12, usize::MAX, None),
             Progress::default()
         );
         let hay = b"2026-11-29 19:41:04,724 INFO x\nTraceback\n  File\nValueError\n";
         assert_eq!(
-            timestamp_before(hay, 41, usize::MAX).unwrap().to_string(),
+            timestamp_before(hay, 41, usize::MAX, None)
+                .unwrap()
+                .to_string(),
             "2026-11-29T19:41:04.724"
         );
-        assert_eq!(timestamp_before(hay, 0, usize::MAX), None);
+        assert_eq!(timestamp_before(hay, 0, usize::MAX, None), None);
+        // A rank's step and time come from its own lines.
+        let hay = b"[rank0]:2026-11-29 19:41:10,000 INFO step 9\n[rank1]:2026-11-29 19:41:02,000 INFO step 2\n[rank0]:2026-11-29 19:41:11,000 INFO step 10\n[rank1]:RuntimeError\n";
+        let at = hay.len() - 1;
+        assert_eq!(progress_before(hay, at, usize::MAX, Some(1)).step, Some(2));
+        assert_eq!(progress_before(hay, at, usize::MAX, Some(0)).step, Some(10));
+        assert_eq!(
+            timestamp_before(hay, at - 21, usize::MAX, Some(1))
+                .unwrap()
+                .to_string(),
+            "2026-11-29T19:41:02.000"
+        );
     }
 }

@@ -306,6 +306,10 @@ fn origin(i: &[u8]) -> Res<'_, Origin> {
         nccl_origin,
         ray_origin,
         srun_label,
+        // A logger's own rank tag: `rank1: step 2 …`.
+        map(terminated(preceded(tag("rank"), digits), tag(": ")), |d| {
+            Origin::Rank(parse_u64(d) as u32)
+        }),
         pdsh_host,
         // PyTorch Lightning's rank-zero logger: `[rank: 0] `.
         map(
@@ -794,6 +798,55 @@ mod tests {
             assert_eq!(b, line, "{line:?}");
             assert_eq!(p, Prefix::default());
         }
+    }
+
+    #[test]
+    fn launcher_and_worker_tags() {
+        let ray = parse_prefix(b"(RayTrainWorker pid=4242, ip=10.0.0.7) KeyError: 'x'");
+        assert!(matches!(ray.origin, Some(Origin::Process(_))));
+        assert_eq!(body("(pid=4242) step 3").0, "step 3");
+        assert_ne!(
+            parse_prefix(b"(pid=1) x").origin,
+            parse_prefix(b"(pid=2) x").origin
+        );
+        // A parenthesised remark is no tag.
+        assert_eq!(body("(see below) x").0, "(see below) x");
+        assert_eq!(
+            parse_prefix(b"  3: RuntimeError: x").origin,
+            Some(Origin::Rank(3))
+        );
+        assert_eq!(
+            body("worker-3: Traceback (most recent call last):").0,
+            "Traceback (most recent call last):"
+        );
+        assert_eq!(body("RuntimeError: x").0, "RuntimeError: x");
+        assert_eq!(body("loss: 0.5").0, "loss: 0.5");
+        assert_eq!(
+            parse_prefix(b"[default3]:[rank3]: x").origin,
+            Some(Origin::Rank(3))
+        );
+        assert_eq!(
+            parse_prefix(b"worker-0: [rank5]: x").origin,
+            Some(Origin::Rank(5))
+        );
+        let p = parse_prefix(b"2026-11-30 15:17:22,456 INFO rank1: step 0");
+        assert_eq!(p.origin, Some(Origin::Rank(1)));
+    }
+
+    #[test]
+    fn markup_of_pasted_text() {
+        assert_eq!(body("> > RuntimeError: x").0, "RuntimeError: x");
+        assert_eq!(
+            body("```Traceback (most recent call last):").0,
+            "Traceback (most recent call last):"
+        );
+        assert_eq!(body("```python").0, "");
+        assert_eq!(
+            body("`C:\\a.py:3: UserWarning: x").0,
+            "C:\\a.py:3: UserWarning: x"
+        );
+        assert_eq!(body("<pre>RuntimeError: x").0, "RuntimeError: x");
+        assert_eq!(markup_tail(b"x</pre>"), 6);
     }
 
     #[test]

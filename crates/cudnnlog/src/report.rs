@@ -535,15 +535,15 @@ impl Sink for FindingsSink<'_> {
                 (&mut a.last, a.last_event, &mut a.last_progress),
             ] {
                 if loc.source == w.source() && progress.is_none() && w.contains(event) {
-                    *progress = Some(w.progress_before(event));
+                    *progress = Some(w.progress_before_of(event, loc.rank));
                     if loc.timestamp.is_none() {
-                        loc.timestamp = w.timestamp_before(event);
+                        loc.timestamp = w.timestamp_before_of(event, loc.rank);
                     }
                 }
             }
-            if let Some((_, event, progress)) = a.per_source.get_mut(&w.source()) {
+            if let Some((loc, event, progress)) = a.per_source.get_mut(&w.source()) {
                 if progress.is_none() && w.contains(*event) {
-                    *progress = Some(w.progress_before(*event));
+                    *progress = Some(w.progress_before_of(*event, loc.rank));
                 }
             }
         }

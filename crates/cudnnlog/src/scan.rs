@@ -192,9 +192,11 @@ const FOR_PROBE: u8 = 2;
 const FOR_ERROR: u8 = 4;
 const ALL_KINDS: u8 = FOR_PATTERN | FOR_PROBE | FOR_ERROR;
 /// Anchors of error-level lines. Those starting with `\n` match a glog or
-/// absl header (`E1130 15:17:03.923 …`) at the start of the next line.
+/// absl header (`E1130 15:17:03.923 …`) at the start of the next line; the
+/// bracket forms match one behind a tag (`[rank3]:E1130 …`, `(pid=42) E1130 …`).
 const ERROR_ANCHORS: &[&str] = &[
-    "ERROR", "FATAL", "CRITICAL", "\nE0", "\nE1", "\nF0", "\nF1", ": E ", ": F ",
+    "ERROR", "FATAL", "CRITICAL", "\nE0", "\nE1", "\nF0", "\nF1", ": E ", ": F ", "]:E0", "]:E1",
+    "]:F0", "]:F1", "] E0", "] E1", "] F0", "] F1", ") E0", ") E1", ") F0", ") F1",
 ];
 /// How many probed line texts a scan remembers (then it starts over).
 const PROBED_MEMORY: usize = 4096;

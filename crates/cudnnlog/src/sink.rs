@@ -111,10 +111,16 @@ impl Window<'_> {
     /// lines and the scanner's `context_before` back), for lines that carry
     /// none themselves.
     pub fn timestamp_before(&self, byte: u64) -> Option<Timestamp> {
+        self.timestamp_before_of(byte, None)
+    }
+
+    /// Like [`timestamp_before`](Window::timestamp_before), skipping the
+    /// lines of ranks other than `rank`, whose clocks say when *they* wrote.
+    pub fn timestamp_before_of(&self, byte: u64, rank: Option<u32>) -> Option<Timestamp> {
         if !self.contains(byte) {
             return None;
         }
-        crate::context::timestamp_before(self.hay, (byte - self.base) as usize, self.lookback)
+        crate::context::timestamp_before(self.hay, (byte - self.base) as usize, self.lookback, rank)
     }
 
     /// The training progress (step, epoch) the log reported last before the
@@ -122,10 +128,16 @@ impl Window<'_> {
     /// window or no marker is found within the scanner's `context_before`
     /// (at most 1 MiB) before it.
     pub fn progress_before(&self, byte: u64) -> Progress {
+        self.progress_before_of(byte, None)
+    }
+
+    /// Like [`progress_before`](Window::progress_before), from the lines of
+    /// `rank` (untagged lines when it has none): where *that* rank was.
+    pub fn progress_before_of(&self, byte: u64, rank: Option<u32>) -> Progress {
         if !self.contains(byte) {
             return Progress::default();
         }
-        progress_before(self.hay, (byte - self.base) as usize, self.lookback)
+        progress_before(self.hay, (byte - self.base) as usize, self.lookback, rank)
     }
 }
 

@@ -128,10 +128,10 @@ fn follows_infrastructure(d: &Draft) -> bool {
 pub(crate) fn link(catalog: &Catalog, drafts: &[Draft]) -> Vec<Option<usize>> {
     let mut caused_by = vec![None; drafts.len()];
     for (i, d) in drafts.iter().enumerate() {
-        if !d.is_error() || d.carrier.is_some() {
+        if !d.is_error() || d.carrier.is_some() || is_infrastructure(catalog, d) {
             continue;
         }
-        if !is_infrastructure(catalog, d) && follows_infrastructure(d) {
+        if follows_infrastructure(d) {
             let fault = drafts.iter().position(|e| {
                 e.is_error()
                     && e.first.source == d.first.source

@@ -352,3 +352,61 @@ fn garbage_never_panics() {
         assert!(covered <= hay.len() + 1);
     }
 }
+
+/// The texts of the events of `log`, in order.
+fn texts(log: &str) -> Vec<String> {
+    let hay = log.as_bytes();
+    let mut out = Vec::new();
+    let (mut t, mut at, mut s) = (String::new(), Vec::new(), Vec::new());
+    Framer::new().frame(hay, 0..hay.len(), &mut |ev: &Event<'_>| {
+        ev.text_into(hay, &mut t, &mut at, &mut s);
+        out.push((ev.start(), t.clone()));
+    });
+    out.sort();
+    out.into_iter().map(|e| e.1).collect()
+}
+
+#[test]
+fn continuations_are_joined_into_their_line() {
+    // Reflowed under a level prefix: joined with a blank.
+    let banner = "ERROR: This container was built for NVIDIA Driver Release 530.30 or later, but\n       version 470.82.01 was detected and compatibility mode is UNAVAILABLE.\n\nNOTE: next\n";
+    assert_eq!(
+        texts(banner)[0],
+        "This container was built for NVIDIA Driver Release 530.30 or later, but version 470.82.01 was detected and compatibility mode is UNAVAILABLE."
+    );
+    // Kernel messages that repeat their tag.
+    let nvrm = "[ 12.5] NVRM: API mismatch: the client has the version 535.54.03, but\n[ 12.5] NVRM: this kernel module has the version 530.30.02.  Please\n[ 12.6] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n";
+    let t = texts(nvrm);
+    assert_eq!(t.len(), 2, "{t:?}");
+    assert_eq!(
+        t[0],
+        "NVRM: API mismatch: the client has the version 535.54.03, but this kernel module has the version 530.30.02.  Please"
+    );
+    // Soft wraps: after a blank, a continuation in lower case.
+    let soft = "RuntimeError: x does not have a deterministic implementation, but you set \n'torch.use_deterministic_algorithms(True)'.\n";
+    assert_eq!(
+        texts(soft),
+        ["RuntimeError: x does not have a deterministic implementation, but you set 'torch.use_deterministic_algorithms(True)'."]
+    );
+}
+
+#[test]
+fn exception_events_without_a_traceback() {
+    // A bare exception with its message lines; a second one is its own event.
+    let log = "ValueError: bad shape\nexpected (3, 224, 224)\nKeyError: 'x'\n";
+    assert_eq!(
+        kinds(log),
+        [(EventKind::Exception, 2), (EventKind::Exception, 1)]
+    );
+    // A traceback cut before its header starts at its first frame.
+    let cut = "File \"a.py\", line 3, in f\n    g()\nNameError: name 'g' is not defined\n";
+    assert_eq!(kinds(cut), [(EventKind::Traceback, 3)]);
+    assert_eq!(
+        final_exceptions(cut),
+        ["NameError: name 'g' is not defined"]
+    );
+    // An IPython traceback keeps its blank lines and `---->` markers.
+    let ipy = "ValueError                                Traceback (most recent call last)\nCell In[2], line 1\n----> 1 f()\n\nFile ~/a.py:3, in f()\n----> 3 raise ValueError(\"no\")\n\nValueError: no\n";
+    assert_eq!(kinds(ipy), [(EventKind::Traceback, 8)]);
+    assert_eq!(final_exceptions(ipy), ["ValueError: no"]);
+}
