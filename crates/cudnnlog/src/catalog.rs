@@ -195,6 +195,16 @@ struct PatternFile {
     termination: bool,
     #[serde(default)]
     sources: Vec<String>,
+    #[serde(default)]
+    facts: Vec<String>,
+    #[serde(default)]
+    confidence: Option<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FragmentsFile {
+    fragments: BTreeMap<String, String>,
 }
 
 /// One catalog entry: anchors to find candidates, a regex to confirm them.
@@ -211,8 +221,16 @@ pub struct Pattern {
     pub summary: String,
     /// Literal, case-sensitive strings; one must occur for the regex to run.
     pub anchors: Vec<String>,
-    /// Confirms a candidate event; its named groups become facts.
+    /// Confirms a candidate event (the *core*: the words that make the
+    /// class unambiguous); its named groups become facts.
     pub regex: Regex,
+    /// Optional fact regexes, each run on the same text once the core
+    /// matched: a variant that drops or changes one of these parts still
+    /// reports the class, without that fact.
+    pub facts: Vec<Regex>,
+    /// How sure a match is, in (0, 1]: below 1 for patterns that recognise
+    /// a message by its tail when its head was cut off.
+    pub confidence: f64,
     /// Literal strings that veto a match when the event contains one.
     pub reject: Vec<String>,
     /// Capture names whose values split findings of the class.
@@ -472,6 +490,7 @@ impl Catalog {
         let mut warning_order: Option<(String, Vec<String>)> = None;
         let mut class_files: std::collections::HashMap<String, String> = Default::default();
         let mut causes: Vec<Cause> = Vec::new();
+        let mut fragments = crate::fragments::Fragments::default();
         let mut raw: Vec<(String, PatternFile)> = Vec::new();
         let mut probes: Vec<Probe> = Vec::new();
         let mut compat = crate::compat::Compat::default();
@@ -484,6 +503,14 @@ impl Catalog {
                         let p = validate_probe(name, p)?;
                         probes.retain(|old| old.id != p.id);
                         probes.push(p);
+                    }
+                }
+                "fragments" => {
+                    let f: FragmentsFile =
+                        toml::from_str(text).map_err(|e| toml_error(name, text, e))?;
+                    for (k, v) in &f.fragments {
+                        compile(name, &format!("fragments.{k}"), v)?;
+                        fragments.insert(k, v);
                     }
                 }
                 "compat" => {
@@ -559,7 +586,7 @@ impl Catalog {
         }
         let mut patterns = Vec::with_capacity(raw.len());
         for (file, p) in raw {
-            patterns.push(validate(&file, p, &class_ids, &cause_ids)?);
+            patterns.push(validate(&file, p, &class_ids, &cause_ids, &fragments)?);
         }
         Ok(Catalog {
             classes,
@@ -713,6 +740,7 @@ fn validate(
     p: PatternFile,
     classes: &HashSet<&str>,
     causes: &HashSet<&str>,
+    fragments: &crate::fragments::Fragments,
 ) -> Result<Pattern, Error> {
     let kebab = |s: &str| {
         !s.is_empty()
@@ -744,8 +772,29 @@ fn validate(
             format!("fallback {} is not 0, 1, 2 or 3", p.fallback),
         ));
     }
-    let regex = compile(file, "regex", &p.regex)?;
-    let names: HashSet<&str> = regex.capture_names().flatten().collect();
+    let expand = |field: &str, r: &str| fragments.expand(r).map_err(|e| bad(file, field, e));
+    let regex = compile(file, "regex", &expand("regex", &p.regex)?)?;
+    let mut facts = Vec::with_capacity(p.facts.len());
+    for f in &p.facts {
+        let r = compile(file, "facts", &expand("facts", f)?)?;
+        if r.capture_names().flatten().next().is_none() {
+            return Err(bad(file, "facts", format!("{f:?} has no named group")));
+        }
+        facts.push(r);
+    }
+    let confidence = p.confidence.unwrap_or(1.0);
+    if !(confidence > 0.0 && confidence <= 1.0) {
+        return Err(bad(
+            file,
+            "confidence",
+            format!("{confidence} is not in (0, 1]"),
+        ));
+    }
+    let names: HashSet<&str> = regex
+        .capture_names()
+        .chain(facts.iter().flat_map(|f| f.capture_names()))
+        .flatten()
+        .collect();
     if let Some(s) = p.signature.iter().find(|s| !names.contains(s.as_str())) {
         return Err(bad(
             file,
@@ -792,6 +841,8 @@ fn validate(
         summary: p.summary,
         anchors: p.anchors,
         regex,
+        facts,
+        confidence,
         reject: p.reject,
         signature: p.signature,
         remediations: p.remediations,

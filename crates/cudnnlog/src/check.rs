@@ -186,6 +186,25 @@ fn check_pattern(
                 );
             }
         }
+        // Degrade, don't drop: without any one of its optional fact parts
+        // (a release that leaves it out, a paste that cut it), the message
+        // is still reported as the class.
+        for (j, f) in p.facts.iter().enumerate() {
+            let Some(m) = f.find(&ex.log) else {
+                continue;
+            };
+            let cut = format!("{}{}", &ex.log[..m.start()], &ex.log[m.end()..]);
+            if !run(scanner, &cut).iter().any(|s| s.class == p.class) {
+                fail(
+                    case.clone(),
+                    format!(
+                        "without the part fact {} matches ({:?}) the class is lost",
+                        j + 1,
+                        m.as_str()
+                    ),
+                );
+            }
+        }
     }
     let alone = ScannerBuilder::new().build(catalog.only(&[p.id.as_str()]));
     for (i, cx) in p.counterexamples.iter().enumerate() {

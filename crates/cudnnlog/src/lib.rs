@@ -41,6 +41,7 @@ mod diagnose;
 pub mod environment;
 mod error;
 pub mod facts;
+pub mod fragments;
 pub mod framer;
 pub mod prefix;
 pub mod report;

@@ -202,6 +202,10 @@ pub struct Finding {
     /// one): the index in `findings` of that finding.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub caused_by: Option<usize>,
+    /// How sure the match is, when less than certain: a message recognised
+    /// by its tail when its head was cut off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
     /// When this finding is a status carried by a symptom's message
     /// (`Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR`): the
     /// index in `findings` of the symptom.
@@ -345,6 +349,7 @@ impl<'c> FindingsSink<'c> {
                         .class(&d.class)
                         .map_or_else(String::new, |c| c.title.clone()),
                     pattern: catalog.patterns()[d.pattern].id.clone(),
+                    confidence: Some(catalog.patterns()[d.pattern].confidence).filter(|c| *c < 1.0),
                     first: place(&d.first, Some(d.first_progress)),
                     last: place(&d.last, Some(d.last_progress)),
                     class: d.class,

@@ -813,10 +813,11 @@ impl Scanner {
         st.candidates.sort_unstable();
         st.candidates.dedup();
 
-        // One match per class per event: the one whose regex captured most,
-        // an error before a warning.
+        // One match per class per event: the surest pattern (a head before a
+        // tail), then the one whose regexes captured most, then an error
+        // before a warning.
         let patterns = self.catalog.patterns();
-        let mut best: Vec<(usize, regex::Captures<'_>, (usize, bool), usize)> = Vec::new();
+        let mut best: Vec<(usize, regex::Captures<'_>, (u32, usize, bool), usize)> = Vec::new();
         // Where the final exception of a traceback starts in `text` (past
         // the indentation of a nested traceback).
         let exception_at = ev.exception.map(|i| {
@@ -844,8 +845,10 @@ impl Scanner {
             if p.reject.iter().any(|r| text.contains(r.as_str())) {
                 continue;
             }
+            let facts = p.facts.iter().filter(|r| r.is_match(&text[base..])).count();
             let score = (
-                caps.iter().filter(|c| c.is_some()).count(),
+                (p.confidence * 1000.0) as u32,
+                caps.iter().filter(|c| c.is_some()).count() + facts,
                 p.severity == Severity::Error,
             );
             match best
@@ -950,13 +953,21 @@ impl Scanner {
                     _ => None,
                 },
             };
-            // Most patterns have no signature: no allocation per match then.
+            // Fact regexes run on the same text as the core; most patterns
+            // have none (and no signature): no allocation per match then.
+            let more: Vec<Option<regex::Captures<'_>>> =
+                p.facts.iter().map(|r| r.captures(&text[*base..])).collect();
+            let captured = |n: &str| {
+                caps.name(n)
+                    .or_else(|| more.iter().flatten().find_map(|c| c.name(n)))
+                    .map_or("", |m| m.as_str())
+            };
             let signature = if p.signature.is_empty() {
                 String::new()
             } else {
                 p.signature
                     .iter()
-                    .map(|n| caps.name(n).map_or("", |m| m.as_str()))
+                    .map(|n| captured(n))
                     .collect::<Vec<_>>()
                     .join("|")
             };
@@ -969,6 +980,7 @@ impl Scanner {
                 message,
                 text,
                 captures: caps,
+                more: &more,
                 severity,
                 carried_by: carrier.map(|c| c.class.as_str()),
                 signature,

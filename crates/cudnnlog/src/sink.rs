@@ -40,6 +40,9 @@ pub struct Match<'a> {
     pub text: &'a str,
     /// The regex's captures; [`Match::facts`] converts the named ones.
     pub(crate) captures: &'a regex::Captures<'a>,
+    /// The captures of the pattern's fact regexes, one per regex (`None`
+    /// where it found nothing).
+    pub(crate) more: &'a [Option<regex::Captures<'a>>],
     /// How serious this occurrence is: the pattern's severity, raised to an
     /// error when the text is the uncaught exception of a traceback, and
     /// the carrier's severity for a status carried by a symptom.
@@ -55,17 +58,25 @@ impl<'a> Match<'a> {
     /// The named captures, converted ([`Fact::from_capture`]). Built on
     /// request: a sink that only counts a burst of matches pays nothing.
     pub fn facts(&self) -> Vec<(&'a str, Fact)> {
-        self.pattern
-            .regex
-            .capture_names()
-            .flatten()
-            .filter(|&n| n != crate::scan::AT_GROUP)
-            .filter_map(|n| {
-                self.captures
-                    .name(n)
-                    .map(|m| (n, Fact::from_capture(n, m.as_str())))
-            })
-            .collect()
+        let mut out: Vec<(&'a str, Fact)> = Vec::new();
+        let sets = std::iter::once((&self.pattern.regex, Some(self.captures))).chain(
+            self.pattern
+                .facts
+                .iter()
+                .zip(self.more.iter().map(|c| c.as_ref())),
+        );
+        for (regex, caps) in sets {
+            let Some(caps) = caps else { continue };
+            for n in regex.capture_names().flatten() {
+                if n == crate::scan::AT_GROUP || out.iter().any(|(k, _)| *k == n) {
+                    continue;
+                }
+                if let Some(m) = caps.name(n) {
+                    out.push((n, Fact::from_capture(n, m.as_str())));
+                }
+            }
+        }
+        out
     }
 }
 
