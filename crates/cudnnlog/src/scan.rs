@@ -817,7 +817,7 @@ impl Scanner {
         // tail), then the one whose regexes captured most, then an error
         // before a warning.
         let patterns = self.catalog.patterns();
-        let mut best: Vec<(usize, regex::Captures<'_>, (u32, usize, bool), usize)> = Vec::new();
+        let mut best: Vec<Best<'_>> = Vec::new();
         // Where the final exception of a traceback starts in `text` (past
         // the indentation of a nested traceback).
         let exception_at = ev.exception.map(|i| {
@@ -993,6 +993,10 @@ impl Scanner {
         Ok(true)
     }
 }
+
+/// A pattern matched on an event: its index, its core captures, its score
+/// (confidence in thousandths, captures, error) and where its scope starts.
+type Best<'t> = (usize, regex::Captures<'t>, (u32, usize, bool), usize);
 
 impl Scanner {
     /// For each matched pattern of one event (`matched`, pattern indices):
