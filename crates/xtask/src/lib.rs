@@ -1,3 +1,4 @@
 //! Project chores behind `cargo xtask`: see `cargo xtask help`.
 
+pub mod docs;
 pub mod eval;

@@ -3,6 +3,7 @@
 //! * `cargo xtask eval [-v] [--json] [DIR]` — scores the built-in catalog on
 //!   the labelled wild corpus (`fixtures/wild` by default): class precision,
 //!   recall and F1, primary accuracy, cause@1/@2, per context and family.
+//! * `cargo xtask docs [--check]` — regenerates the README's class table.
 
 use anyhow::{bail, Result};
 use std::io::Write;
@@ -12,6 +13,9 @@ const HELP: &str = "\
 cargo xtask eval [-v|--verbose] [--json] [DIR]
     Score the built-in catalog on a labelled corpus (default: fixtures/wild).
     -v lists per-class counts and every case not scored perfect.
+cargo xtask docs [--check]
+    Regenerate the README's class table from the catalog and the golden
+    reports (--check: fail when it is stale).
 ";
 
 fn main() -> Result<()> {
@@ -22,6 +26,7 @@ fn main() -> Result<()> {
     };
     match cmd.as_str() {
         "eval" => eval(rest),
+        "docs" => xtask::docs::run(&workspace_root(), rest.iter().any(|a| a == "--check")),
         "help" | "-h" | "--help" => print(HELP),
         other => bail!("unknown task `{other}`\n{HELP}"),
     }
