@@ -391,7 +391,12 @@ fn real_gpu_captures_are_classified() {
         ),
         // catalog v2: a CUDA runtime the loader cannot find, a rendezvous
         // port already held, a JAX coordination service left waiting
-        ("h200-d01_cuda_runtime_missing", "cuda.library_missing", 1, &[]),
+        (
+            "h200-d01_cuda_runtime_missing",
+            "cuda.library_missing",
+            1,
+            &[],
+        ),
         ("h200-d02_torchrun_port_in_use", "dist.rendezvous", 44, &[]),
         ("h200-d03_jax_coordination_timeout", "dist.timeout", 1, &[]),
         (

@@ -112,30 +112,46 @@ pub fn class_table(root: &Path) -> Result<String> {
     Ok(t)
 }
 
-/// Rewrites (or, with `check`, compares) the README's generated parts.
-pub fn run(root: &Path, check: bool) -> Result<()> {
-    let path = root.join("README.md");
+/// Replaces the text between `begin…-->` and `end` in the file at `path`
+/// with `body`; with `check`, fails instead when it differs.
+fn splice(path: &Path, begin: &str, end: &str, body: &str, check: bool) -> Result<()> {
     let text =
-        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-    let Some(b) = text.find(BEGIN) else {
-        bail!("{}: no `{BEGIN}` marker", path.display());
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let Some(b) = text.find(begin) else {
+        bail!("{}: no `{begin}` marker", path.display());
     };
     let open_end = b + text[b..].find("-->").context("unterminated begin marker")? + 3;
-    let Some(e) = text[open_end..].find(END).map(|e| open_end + e) else {
-        bail!("{}: no `{END}` marker", path.display());
+    let Some(e) = text[open_end..].find(end).map(|e| open_end + e) else {
+        bail!("{}: no `{end}` marker", path.display());
     };
-    let fresh = format!(
-        "{}\n{}{}",
-        &text[..open_end],
-        class_table(root)?,
-        &text[e..]
-    );
+    let fresh = format!("{}\n{}{}", &text[..open_end], body, &text[e..]);
     if fresh == text {
         return Ok(());
     }
     if check {
-        bail!("README.md's class table is stale: run `cargo xtask docs`");
+        bail!("{} is stale: run `cargo xtask docs`", path.display());
     }
-    std::fs::write(&path, fresh).with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
+    std::fs::write(path, fresh).with_context(|| format!("writing {}", path.display()))
+}
+
+/// Rewrites (or, with `check`, compares) every generated part: the
+/// README's class table and `docs/accuracy.md`'s current figures.
+pub fn run(root: &Path, check: bool) -> Result<()> {
+    let cases = crate::eval::load(&root.join("fixtures/wild"))?;
+    let scores = crate::eval::score(&cases)?;
+    let figures = format!("```\n{}```\n", crate::eval::render(&scores, true));
+    splice(
+        &root.join("docs/accuracy.md"),
+        "<!-- eval:begin",
+        "<!-- eval:end -->",
+        &figures,
+        check,
+    )?;
+    splice(
+        &root.join("README.md"),
+        BEGIN,
+        END,
+        &class_table(root)?,
+        check,
+    )
 }
