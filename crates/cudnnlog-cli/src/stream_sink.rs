@@ -50,7 +50,7 @@ impl Sink for Streaming<'_> {
 
     fn matched(&mut self, m: &Match<'_>) -> Result<bool, cudnnlog::Error> {
         if let Some(shared) = &self.shared {
-            let key = (m.pattern.class.clone(), m.severity, m.signature.clone());
+            let key = (m.class.to_string(), m.severity, m.signature.clone());
             let new = shared
                 .seen
                 .lock()
@@ -65,7 +65,7 @@ impl Sink for Streaming<'_> {
                 let line = serde_json::json!({
                     "type": "finding",
                     "partial": true,
-                    "class": m.pattern.class,
+                    "class": m.class,
                     "severity": m.severity,
                     "pattern": m.pattern.id,
                     "path": self.path,

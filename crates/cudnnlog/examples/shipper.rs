@@ -24,7 +24,7 @@ impl<W: Write> Sink for Forward<'_, W> {
 
     fn matched(&mut self, m: &Match<'_>) -> Result<bool, cudnnlog::Error> {
         let line = serde_json::json!({
-            "class": m.pattern.class,
+            "class": m.class,
             "pattern": m.pattern.id,
             "line": m.location.line,
             "rank": m.location.rank,

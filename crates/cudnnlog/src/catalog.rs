@@ -199,6 +199,8 @@ struct PatternFile {
     facts: Vec<String>,
     #[serde(default)]
     confidence: Option<f64>,
+    #[serde(default)]
+    table: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -231,6 +233,10 @@ pub struct Pattern {
     /// How sure a match is, in (0, 1]: below 1 for patterns that recognise
     /// a message by its tail when its head was cut off.
     pub confidence: f64,
+    /// A status table (`statuses.toml`) that names the class of the status
+    /// the regex captures (`status`, `code` or `status_text`); the pattern's
+    /// `class` is then the table's generic class.
+    pub table: Option<String>,
     /// Literal strings that veto a match when the event contains one.
     pub reject: Vec<String>,
     /// Capture names whose values split findings of the class.
@@ -328,6 +334,7 @@ struct CausesFile {
 #[derive(Clone, Debug)]
 pub struct Catalog {
     classes: Vec<Class>,
+    statuses: Vec<crate::status::Enum>,
     warning_order: Vec<String>,
     causes: Vec<Cause>,
     patterns: Vec<Pattern>,
@@ -491,6 +498,7 @@ impl Catalog {
         let mut class_files: std::collections::HashMap<String, String> = Default::default();
         let mut causes: Vec<Cause> = Vec::new();
         let mut fragments = crate::fragments::Fragments::default();
+        let mut statuses: Vec<(String, crate::status::Enum)> = Vec::new();
         let mut raw: Vec<(String, PatternFile)> = Vec::new();
         let mut probes: Vec<Probe> = Vec::new();
         let mut compat = crate::compat::Compat::default();
@@ -503,6 +511,14 @@ impl Catalog {
                         let p = validate_probe(name, p)?;
                         probes.retain(|old| old.id != p.id);
                         probes.push(p);
+                    }
+                }
+                "statuses" => {
+                    let f: crate::status::StatusesFile =
+                        toml::from_str(text).map_err(|e| toml_error(name, text, e))?;
+                    for e in f.enums {
+                        statuses.retain(|(_, old)| old.name != e.name);
+                        statuses.push((name.clone(), e));
                     }
                 }
                 "fragments" => {
@@ -584,12 +600,20 @@ impl Catalog {
                 }
             }
         }
+        for (file, e) in &statuses {
+            crate::status::validate(e, &|c| class_ids.contains(c))
+                .map_err(|m| bad(file, "enum", m))?;
+        }
+        let statuses: Vec<crate::status::Enum> = statuses.into_iter().map(|(_, e)| e).collect();
         let mut patterns = Vec::with_capacity(raw.len());
         for (file, p) in raw {
-            patterns.push(validate(&file, p, &class_ids, &cause_ids, &fragments)?);
+            let p = validate(&file, p, &class_ids, &cause_ids, &fragments)?;
+            validate_table(&file, &p, &statuses)?;
+            patterns.push(p);
         }
         Ok(Catalog {
             classes,
+            statuses,
             warning_order,
             causes,
             patterns,
@@ -613,6 +637,16 @@ impl Catalog {
             .unwrap_or(self.warning_order.len())
     }
 
+    /// The status table of the enum `name` (`cudaError_t`, …).
+    pub fn status_table(&self, name: &str) -> Option<&crate::status::Enum> {
+        self.statuses.iter().find(|e| e.name == name)
+    }
+
+    /// Every status table.
+    pub fn status_tables(&self) -> &[crate::status::Enum] {
+        &self.statuses
+    }
+
     /// All patterns, in catalog order (by file path).
     pub fn patterns(&self) -> &[Pattern] {
         &self.patterns
@@ -623,6 +657,7 @@ impl Catalog {
     pub fn only(&self, ids: &[&str]) -> Catalog {
         Catalog {
             classes: self.classes.clone(),
+            statuses: self.statuses.clone(),
             warning_order: self.warning_order.clone(),
             causes: self.causes.clone(),
             probes: Vec::new(),
@@ -790,11 +825,15 @@ fn validate(
             format!("{confidence} is not in (0, 1]"),
         ));
     }
-    let names: HashSet<&str> = regex
+    let mut names: HashSet<&str> = regex
         .capture_names()
         .chain(facts.iter().flat_map(|f| f.capture_names()))
         .flatten()
         .collect();
+    // A status table resolves the status's name and code as facts.
+    if p.table.is_some() {
+        names.extend(["status", "code"]);
+    }
     if let Some(s) = p.signature.iter().find(|s| !names.contains(s.as_str())) {
         return Err(bad(
             file,
@@ -843,6 +882,7 @@ fn validate(
         regex,
         facts,
         confidence,
+        table: p.table,
         reject: p.reject,
         signature: p.signature,
         remediations: p.remediations,
@@ -856,6 +896,45 @@ fn validate(
         sources: p.sources,
         file: file.to_string(),
     })
+}
+
+/// A pattern's status table must exist, be of its class, and its regexes
+/// must capture a status.
+fn validate_table(file: &str, p: &Pattern, statuses: &[crate::status::Enum]) -> Result<(), Error> {
+    let Some(table) = &p.table else {
+        return Ok(());
+    };
+    let Some(e) = statuses.iter().find(|e| &e.name == table) else {
+        return Err(bad(
+            file,
+            "table",
+            format!("unknown status table {table:?}"),
+        ));
+    };
+    if e.generic != p.class {
+        return Err(bad(
+            file,
+            "table",
+            format!("class must be the table's generic class {:?}", e.generic),
+        ));
+    }
+    let names: HashSet<&str> = p
+        .regex
+        .capture_names()
+        .chain(p.facts.iter().flat_map(|f| f.capture_names()))
+        .flatten()
+        .collect();
+    if !["status", "code", "status_text"]
+        .iter()
+        .any(|n| names.contains(n))
+    {
+        return Err(bad(
+            file,
+            "table",
+            "the regex captures no `status`, `code` or `status_text`",
+        ));
+    }
+    Ok(())
 }
 
 /// Maps every anchor to the patterns that list it, then the probes: the

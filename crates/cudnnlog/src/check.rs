@@ -45,7 +45,7 @@ fn run(scanner: &crate::Scanner, log: &str) -> Vec<Seen> {
     let mut sink = FnSink(|m: &Match<'_>| {
         seen.push(Seen {
             pattern: m.pattern.id.clone(),
-            class: m.pattern.class.clone(),
+            class: m.class.to_string(),
             facts: m
                 .facts()
                 .iter()

@@ -36,6 +36,7 @@ pub mod ansi;
 pub mod catalog;
 pub mod check;
 pub mod compat;
+mod confirm;
 pub mod context;
 mod diagnose;
 pub mod environment;
@@ -48,6 +49,7 @@ pub mod report;
 mod scan;
 pub mod sink;
 pub mod source;
+pub mod status;
 pub mod templates;
 
 pub use catalog::{Catalog, CatalogBuilder};

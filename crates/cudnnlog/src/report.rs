@@ -471,14 +471,14 @@ impl Sink for FindingsSink<'_> {
         // Findings are few: a linear search with borrowed strings costs less
         // than building an owned key for every match of a burst.
         let found = self.accs.iter().position(|a| {
-            a.class == m.pattern.class && a.severity == m.severity && a.signature == m.signature
+            a.class == m.class && a.severity == m.severity && a.signature == m.signature
         });
         match found {
             None => {
                 self.accs.push(Acc {
                     signature: m.signature.clone(),
                     pattern: m.pattern_index,
-                    class: m.pattern.class.clone(),
+                    class: m.class.to_string(),
                     severity: m.severity,
                     carrier: m.carried_by.map(str::to_string),
                     count: 1,

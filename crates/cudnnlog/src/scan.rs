@@ -17,7 +17,7 @@
 //! straddles two blocks is framed whole; an event is reported by the window
 //! that owns its first candidate line, so it is never reported twice.
 
-use crate::catalog::{anchor_table, Catalog, ClassKind, Scope, Severity};
+use crate::catalog::{anchor_table, Catalog, Scope, Severity};
 use crate::context::LineCounter;
 use crate::error::Error;
 use crate::framer::{Event, Framer};
@@ -813,11 +813,6 @@ impl Scanner {
         st.candidates.sort_unstable();
         st.candidates.dedup();
 
-        // One match per class per event: the surest pattern (a head before a
-        // tail), then the one whose regexes captured most, then an error
-        // before a warning.
-        let patterns = self.catalog.patterns();
-        let mut best: Vec<Best<'_>> = Vec::new();
         // Where the final exception of a traceback starts in `text` (past
         // the indentation of a nested traceback).
         let exception_at = ev.exception.map(|i| {
@@ -827,84 +822,14 @@ impl Scanner {
                 .take_while(|&c| c == b' ' || c == b'\t')
                 .count()
         });
-        let n_patterns = patterns.len() as u32;
-        for &pi in st.candidates.iter().filter(|&&i| i < n_patterns) {
-            let p = &patterns[pi as usize];
-            // The regex sees its scope as a whole (`\A` at its start);
-            // `base` maps its offsets back into `text`.
-            let base = match p.scope {
-                Scope::Event => 0,
-                Scope::Exception => match exception_at {
-                    Some(at) => at,
-                    None => continue,
-                },
-            };
-            let Some(caps) = p.regex.captures(&text[base..]) else {
-                continue;
-            };
-            if p.reject.iter().any(|r| text.contains(r.as_str())) {
-                continue;
-            }
-            let facts = p.facts.iter().filter(|r| r.is_match(&text[base..])).count();
-            let score = (
-                (p.confidence * 1000.0) as u32,
-                caps.iter().filter(|c| c.is_some()).count() + facts,
-                p.severity == Severity::Error,
-            );
-            match best
-                .iter_mut()
-                .find(|(bi, ..)| patterns[*bi].class == p.class)
-            {
-                Some(b) if score > b.2 => *b = (pi as usize, caps, score, base),
-                Some(_) => {}
-                None => best.push((pi as usize, caps, score, base)),
-            }
-        }
+        let patterns = self.catalog.patterns();
+        let confirmed = crate::confirm::confirm(&self.catalog, &st.candidates, text, exception_at);
 
-        // Fallback patterns stand back for any pattern of a lower level; a
-        // generic status (level 1: cuda.error, cudnn.error) stands back only
-        // for a specific status, and is carried by a symptom otherwise
-        // (`Could not create cudnn handle: CUDNN_STATUS_LICENSE_ERROR`).
-        if let Some(level) = best.iter().map(|b| patterns[b.0].fallback).min() {
-            let is_status = |pi: usize| {
-                self.catalog
-                    .class(&patterns[pi].class)
-                    .is_some_and(|c| c.kind == ClassKind::Status)
-            };
-            let specific_status = best
-                .iter()
-                .any(|b| patterns[b.0].fallback == 0 && is_status(b.0));
-            // The status words a specific pattern already read.
-            let named: Vec<&str> = best
-                .iter()
-                .filter(|b| patterns[b.0].fallback == 0)
-                .filter_map(|b| b.1.name("status").map(|m| m.as_str()))
-                .collect();
-            best.retain(|b| {
-                let f = patterns[b.0].fallback;
-                let fresh =
-                    b.1.name("status")
-                        .is_none_or(|m| !named.contains(&m.as_str()));
-                f == level || (f == 1 && level == 0 && !specific_status && is_status(b.0) && fresh)
-            });
-        }
-
-        // A status the event's symptom carries is linked to it, and dropped
-        // when the symptom's meaning includes it.
-        let carriers = self.carriers(&best.iter().map(|b| b.0).collect::<Vec<_>>());
-        let mut keep = carriers.iter().map(|c| c.is_none_or(|c| c.is_some()));
-        best.retain(|_| keep.next().unwrap_or(true));
-        let carriers: Vec<Option<usize>> = carriers
-            .into_iter()
-            .filter(|c| c.is_none_or(|c| c.is_some()))
-            .map(Option::flatten)
-            .collect();
-
-        for (bi, (pi, caps, _, base)) in best.iter().enumerate() {
+        for c in &confirmed {
+            let (pi, caps, base) = (&c.pattern, &c.caps, &c.base);
             let p = &patterns[*pi];
-            let carrier = carriers[bi].map(|c| &patterns[c]);
-            let severity = match carrier {
-                Some(c) => c.severity,
+            let severity = match c.carrier {
+                Some((_, severity)) => severity,
                 // A warning's text raised as the uncaught exception, with
                 // nothing but the end of the process after it, was fatal
                 // (patterns of the exception itself say what it is; a
@@ -982,7 +907,9 @@ impl Scanner {
                 captures: caps,
                 more: &more,
                 severity,
-                carried_by: carrier.map(|c| c.class.as_str()),
+                class: c.class,
+                status: c.status,
+                carried_by: c.carrier.map(|(class, _)| class),
                 signature,
             };
             if !sink.matched(&m)? {
@@ -991,37 +918,6 @@ impl Scanner {
         }
 
         Ok(true)
-    }
-}
-
-/// A pattern matched on an event: its index, its core captures, its score
-/// (confidence in thousandths, captures, error) and where its scope starts.
-type Best<'t> = (usize, regex::Captures<'t>, (u32, usize, bool), usize);
-
-impl Scanner {
-    /// For each matched pattern of one event (`matched`, pattern indices):
-    /// `None` when it stands alone; `Some(Some(p))` when it is a status
-    /// carried by the symptom pattern `p`; `Some(None)` when that symptom's
-    /// meaning includes the status, so it is not reported.
-    fn carriers(&self, matched: &[usize]) -> Vec<Option<Option<usize>>> {
-        let patterns = self.catalog.patterns();
-        if matched.len() < 2 {
-            return vec![None; matched.len()];
-        }
-        let class = |i: usize| self.catalog.class(&patterns[matched[i]].class);
-        let symptom =
-            (0..matched.len()).find(|&i| class(i).is_some_and(|c| c.kind == ClassKind::Symptom));
-        (0..matched.len())
-            .map(|i| {
-                let c = class(i)?;
-                let s = symptom?;
-                if c.kind != ClassKind::Status {
-                    return None;
-                }
-                let implied = class(s).is_some_and(|sc| sc.implies.contains(&c.id));
-                Some((!implied).then_some(matched[s]))
-            })
-            .collect()
     }
 }
 

@@ -47,6 +47,11 @@ pub struct Match<'a> {
     /// error when the text is the uncaught exception of a traceback, and
     /// the carrier's severity for a status carried by a symptom.
     pub severity: crate::catalog::Severity,
+    /// The class reported: the pattern's, or for a pattern with a status
+    /// table, the class of the status it read.
+    pub class: &'a str,
+    /// For a pattern with a status table, the status it read.
+    pub status: Option<crate::status::Resolved<'a>>,
     /// For a status carried by a symptom's message (`Could not create cudnn
     /// handle: CUDNN_STATUS_INTERNAL_ERROR`), the symptom's class.
     pub carried_by: Option<&'a str>,
@@ -74,6 +79,16 @@ impl<'a> Match<'a> {
                 if let Some(m) = caps.name(n) {
                     out.push((n, Fact::from_capture(n, m.as_str())));
                 }
+            }
+        }
+        // What a status table resolved, where the log did not spell it.
+        if let Some(r) = self.status {
+            let missing = |k: &str, out: &[(&str, Fact)]| !out.iter().any(|(n, _)| *n == k);
+            if let Some(name) = r.name.filter(|_| missing("status", &out)) {
+                out.push(("status", Fact::Text(name.to_string())));
+            }
+            if let Some(code) = r.code.filter(|_| missing("code", &out)) {
+                out.push(("code", Fact::Text(code.to_string())));
             }
         }
         out
@@ -163,7 +178,7 @@ impl Window<'_> {
 /// let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.53 GiB. GPU 0 has a total capacity of 139.80 GiB of which 131.47 GiB is free.\n";
 /// let mut classes = Vec::new();
 /// scanner.scan_slice(0, log, &mut FnSink(|m: &cudnnlog::sink::Match<'_>| {
-///     classes.push(m.pattern.class.clone());
+///     classes.push(m.class.to_string());
 ///     Ok::<bool, cudnnlog::Error>(true)
 /// })).unwrap();
 /// assert_eq!(classes, ["cuda.oom"]);

@@ -162,3 +162,83 @@ fn every_class_and_cause_of_the_design_brief_is_declared() {
         assert!(!cause.remediations.is_empty());
     }
 }
+
+/// The status tables know every enum of the CUDA stack, and a status in any
+/// spelling — name, number, error string, a number from before a
+/// renumbering — names the class; an unknown member is the generic class.
+#[test]
+fn status_tables_name_the_class_of_any_spelling() {
+    let catalog = Catalog::builtin().unwrap();
+    for e in [
+        "cudaError_t",
+        "CUresult",
+        "cudnnStatus_t",
+        "ncclResult_t",
+        "cublasStatus_t",
+        "cusolverStatus_t",
+        "cufftResult",
+    ] {
+        let t = catalog
+            .status_table(e)
+            .unwrap_or_else(|| panic!("no table {e}"));
+        assert!(t.members.len() >= 8, "{e}: {} members", t.members.len());
+    }
+    let class = |table: &str, name: Option<&str>, code: Option<i64>, text: Option<&str>| {
+        catalog
+            .status_table(table)
+            .unwrap()
+            .resolve(name, code, text)
+            .map(|r| r.class.to_string())
+    };
+    let some = |c: &str| Some(c.to_string());
+    assert_eq!(class("cudaError_t", None, Some(2), None), some("cuda.oom"));
+    assert_eq!(
+        class("cudaError_t", None, Some(700), None),
+        some("cuda.illegal_address")
+    );
+    // CUDA 10.0's 4 was a launch failure; its text says so whatever the number.
+    assert_eq!(
+        class(
+            "cudaError_t",
+            None,
+            Some(4),
+            Some("unspecified launch failure")
+        ),
+        some("cuda.launch_failure")
+    );
+    assert_eq!(
+        class("CUresult", Some("CUDA_ERROR_OUT_OF_MEMORY"), None, None),
+        some("cuda.oom")
+    );
+    assert_eq!(
+        class("CUresult", Some("CUDA_ERROR_NOT_READY"), None, None),
+        None
+    );
+    // cuDNN 9's numbers and cuDNN 8's.
+    assert_eq!(
+        class("cudnnStatus_t", None, Some(5003), None),
+        some("cudnn.execution_failed")
+    );
+    assert_eq!(
+        class("cudnnStatus_t", None, Some(8), None),
+        some("cudnn.execution_failed")
+    );
+    assert_eq!(
+        class("cudnnStatus_t", Some("CUDNN_STATUS_SUCCESS"), None, None),
+        None
+    );
+    // A member no table lists: the family's generic class.
+    assert_eq!(
+        class(
+            "cudnnStatus_t",
+            Some("CUDNN_STATUS_FROM_THE_FUTURE"),
+            None,
+            None
+        ),
+        some("cudnn.error")
+    );
+    assert_eq!(
+        class("ncclResult_t", Some("ncclRemoteError"), None, None),
+        some("nccl.error")
+    );
+}

@@ -342,3 +342,23 @@ fn a_gpu_that_fell_off_the_bus_explains_the_errors_printed_before_it() {
     assert_eq!(r.primary.as_deref(), Some("cuda.ecc_xid"));
     assert!(finding(&r, "cuda.launch_failure").caused_by.is_some());
 }
+
+#[test]
+fn a_line_exactly_as_wide_as_the_wrap_does_not_hide_the_exception_after_it() {
+    // A console wrapped at 80 columns: the frame line happens to be exactly
+    // 80 wide, and the exception line after it must stay its own line.
+    let frame = format!("    {}", "y".repeat(76));
+    let mut log = String::from("Traceback (most recent call last):\n");
+    log.push_str(&format!(
+        "{}\n{}\n",
+        "x".repeat(80),
+        "rest of the wrapped line"
+    ));
+    log.push_str(&format!("{frame}\n"));
+    log.push_str("RuntimeError: CUDA error: an illegal memory access was encountered\n");
+    log.push_str(&format!("{}\n{}\n", "z".repeat(80), "tail"));
+    assert_eq!(frame.len(), 80);
+    let r = report(&log);
+    assert_eq!(r.primary.as_deref(), Some("cuda.illegal_address"));
+    assert_eq!(finding(&r, "cuda.illegal_address").first.line, 5);
+}

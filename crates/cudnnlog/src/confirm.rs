@@ -1,0 +1,198 @@
+//! Confirming the candidate patterns of one event: which patterns match,
+//! which of them is reported for each class, and how the survivors relate.
+//!
+//! For one event's text and the patterns whose anchors it holds,
+//! [`confirm`]:
+//!
+//! 1. runs each pattern's core regex on its scope (the event, or its final
+//!    exception) and drops vetoed matches (`reject`);
+//! 2. names the class: the pattern's own, or, for a pattern with a status
+//!    `table`, the class of the status it captured ([`crate::status`]);
+//! 3. keeps one match per class — the surest pattern (a head before a
+//!    tail), then the one whose regexes captured most, then an error before
+//!    a warning;
+//! 4. lets fallbacks stand back: a pattern of a higher fallback level only
+//!    reports when none of a lower one matched, except that a generic status
+//!    (level 1) is still reported, carried by a symptom, when no specific
+//!    status explains the event;
+//! 5. links each status to the symptom that carries it, or drops it when the
+//!    symptom's meaning includes it (`implies`).
+
+use crate::catalog::{Catalog, ClassKind, Pattern, Scope, Severity};
+use crate::status::Resolved;
+
+/// A pattern confirmed on the event.
+pub(crate) struct Confirmed<'t, 'c> {
+    /// The pattern's index in the catalog.
+    pub pattern: usize,
+    /// Its core regex's captures (offsets relative to `base`).
+    pub caps: regex::Captures<'t>,
+    /// Where its scope starts in the event's text.
+    pub base: usize,
+    /// The class reported.
+    pub class: &'c str,
+    /// Its fallback level for this match: a table pattern whose status has
+    /// a specific class reports as a specific pattern.
+    pub fallback: u8,
+    /// The status the table resolved, for table patterns.
+    pub status: Option<Resolved<'c>>,
+    /// The symptom carrying this status: its class and severity.
+    pub carrier: Option<(&'c str, Severity)>,
+    score: (u32, bool, usize, bool),
+}
+
+/// The confirmed matches of `candidates` (pattern indices, sorted) on
+/// `text`; `exception_at` is where the final exception of a traceback starts.
+pub(crate) fn confirm<'t, 'c>(
+    catalog: &'c Catalog,
+    candidates: &[u32],
+    text: &'t str,
+    exception_at: Option<usize>,
+) -> Vec<Confirmed<'t, 'c>> {
+    let patterns = catalog.patterns();
+    let mut best: Vec<Confirmed<'t, 'c>> = Vec::new();
+    for &pi in candidates
+        .iter()
+        .filter(|&&i| (i as usize) < patterns.len())
+    {
+        let p = &patterns[pi as usize];
+        // The regex sees its scope as a whole (`\A` at its start).
+        let base = match p.scope {
+            Scope::Event => 0,
+            Scope::Exception => match exception_at {
+                Some(at) => at,
+                None => continue,
+            },
+        };
+        let scope = &text[base..];
+        let Some(caps) = p.regex.captures(scope) else {
+            continue;
+        };
+        if p.reject.iter().any(|r| text.contains(r.as_str())) {
+            continue;
+        }
+        let (class, fallback, status) = match p.table.as_deref() {
+            None => (p.class.as_str(), p.fallback, None),
+            Some(table) => match resolve(catalog, p, table, &caps, scope) {
+                Some((class, status, generic)) => {
+                    (class, if generic { p.fallback } else { 0 }, Some(status))
+                }
+                // A success status is no failure.
+                None => continue,
+            },
+        };
+        let facts = p.facts.iter().filter(|r| r.is_match(scope)).count();
+        // A pattern of the class itself before a status table's reading.
+        let score = (
+            (p.confidence * 1000.0) as u32,
+            p.table.is_none(),
+            caps.iter().filter(|c| c.is_some()).count() + facts,
+            p.severity == Severity::Error,
+        );
+        let c = Confirmed {
+            pattern: pi as usize,
+            caps,
+            base,
+            class,
+            fallback,
+            status,
+            carrier: None,
+            score,
+        };
+        match best.iter_mut().find(|b| b.class == class) {
+            Some(b) if score > b.score => *b = c,
+            Some(_) => {}
+            None => best.push(c),
+        }
+    }
+    stand_back(catalog, &mut best);
+    carry(catalog, &mut best);
+    best
+}
+
+/// The class a table pattern's captured status names: the class, what was
+/// resolved, and whether the class is the table's generic one.
+fn resolve<'c>(
+    catalog: &'c Catalog,
+    p: &Pattern,
+    table: &str,
+    caps: &regex::Captures<'_>,
+    scope: &str,
+) -> Option<(&'c str, Resolved<'c>, bool)> {
+    let table = catalog.status_table(table)?;
+    // The status may be captured by the core or by a fact regex.
+    let find = |name: &str| {
+        caps.name(name)
+            .or_else(|| p.facts.iter().find_map(|f| f.captures(scope)?.name(name)))
+            .map(|m| m.as_str().to_string())
+    };
+    let name = find("status");
+    let code = find("code").and_then(|c| c.trim().parse::<i64>().ok());
+    let text = find("status_text");
+    let r = table.resolve(name.as_deref(), code, text.as_deref())?;
+    Some((r.class, r, table.is_generic(r.class)))
+}
+
+fn is_status(catalog: &Catalog, class: &str) -> bool {
+    catalog
+        .class(class)
+        .is_some_and(|c| c.kind == ClassKind::Status)
+}
+
+/// Fallbacks stand back for lower levels; a generic status stands back only
+/// for a specific status, or a specific pattern that read the same status.
+fn stand_back(catalog: &Catalog, best: &mut Vec<Confirmed<'_, '_>>) {
+    let Some(level) = best.iter().map(|b| b.fallback).min() else {
+        return;
+    };
+    let specific_status = best
+        .iter()
+        .any(|b| b.fallback == 0 && is_status(catalog, b.class));
+    let status_of = |b: &Confirmed<'_, '_>| {
+        b.caps
+            .name("status")
+            .map(|m| m.as_str().to_string())
+            .or_else(|| b.status.and_then(|s| s.name).map(str::to_string))
+    };
+    let named: Vec<String> = best
+        .iter()
+        .filter(|b| b.fallback == 0)
+        .filter_map(status_of)
+        .collect();
+    best.retain(|b| {
+        let fresh = status_of(b).is_none_or(|s| !named.contains(&s));
+        b.fallback == level
+            || (b.fallback == 1
+                && level == 0
+                && !specific_status
+                && is_status(catalog, b.class)
+                && fresh)
+    });
+}
+
+/// Links each status to the event's (first) symptom, with its severity, or
+/// drops it when the symptom implies it.
+fn carry<'c>(catalog: &'c Catalog, best: &mut Vec<Confirmed<'_, 'c>>) {
+    if best.len() < 2 {
+        return;
+    }
+    let patterns = catalog.patterns();
+    let Some((symptom, severity)) = best
+        .iter()
+        .find(|b| {
+            catalog
+                .class(b.class)
+                .is_some_and(|c| c.kind == ClassKind::Symptom)
+        })
+        .map(|b| (b.class, patterns[b.pattern].severity))
+    else {
+        return;
+    };
+    let implies = catalog.class(symptom).map_or(&[][..], |c| &c.implies[..]);
+    best.retain(|b| !(is_status(catalog, b.class) && implies.iter().any(|i| i == b.class)));
+    for b in best.iter_mut() {
+        if is_status(catalog, b.class) {
+            b.carrier = Some((symptom, severity));
+        }
+    }
+}
