@@ -195,5 +195,14 @@ pub fn run(root: &Path, check: bool) -> Result<()> {
         END,
         &class_table(root)?,
         check,
-    )
+    )?;
+    let path = root.join("docs/classes.md");
+    let fresh = classes_page()?;
+    if std::fs::read_to_string(&path).unwrap_or_default() != fresh {
+        if check {
+            bail!("{} is stale: run `cargo xtask docs`", path.display());
+        }
+        std::fs::write(&path, fresh).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
 }
