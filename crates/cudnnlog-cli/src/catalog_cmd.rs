@@ -153,9 +153,9 @@ fn explain_class(catalog: &Catalog, id: &str, out: &mut String) {
 
     let _ = writeln!(out, "\nPatterns:");
     for p in &patterns {
-        let status = match p.status {
-            cudnnlog::catalog::Status::Stable => "",
-            cudnnlog::catalog::Status::Preview => " (preview)",
+        let status = match p.stability {
+            cudnnlog::catalog::Stability::Stable => "",
+            cudnnlog::catalog::Stability::Preview => " (preview)",
         };
         let _ = writeln!(out, "  {}{status}", p.id);
         wrap(out, "    ", &p.summary);
@@ -298,7 +298,7 @@ fn explain_pattern(catalog: &Catalog, p: &Pattern, out: &mut String) {
         "pattern · class {} · severity {} · {:?} since {} · {}\n",
         p.class,
         p.severity.as_str(),
-        p.status,
+        p.stability,
         p.since,
         p.file
     );
@@ -358,9 +358,9 @@ pub fn list_table(out: &mut impl Write, patterns: &[&Pattern]) -> std::io::Resul
         id: sanitize(&p.id),
         class: sanitize(&p.class),
         severity: p.severity.as_str(),
-        status: match p.status {
-            cudnnlog::catalog::Status::Stable => "stable",
-            cudnnlog::catalog::Status::Preview => "preview",
+        status: match p.stability {
+            cudnnlog::catalog::Stability::Stable => "stable",
+            cudnnlog::catalog::Stability::Preview => "preview",
         },
         summary: sanitize(&p.summary),
     });
@@ -381,7 +381,8 @@ pub fn list_json(patterns: &[&Pattern]) -> serde_json::Value {
                 "id": p.id,
                 "class": p.class,
                 "severity": p.severity,
-                "status": p.status,
+                "status": p.stability,
+                "stability": p.stability,
                 "since": p.since,
                 "summary": p.summary,
                 "anchors": p.anchors,
@@ -441,7 +442,7 @@ pub fn suggest(template: &cudnnlog::report::Unclassified) -> (String, String) {
 id = "{id}"
 class = "python.exception"  # edit: pick the class from patterns/classes.toml
 severity = "error"
-status = "preview"
+stability = "preview"
 since = "0.1.0"
 summary = {summary}
 anchors = [{anchor}]

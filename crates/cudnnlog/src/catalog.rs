@@ -69,11 +69,15 @@ pub enum Scope {
     Exception,
 }
 
-/// Whether a pattern is settled or still being tuned.
+/// How settled a pattern is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Status {
+pub enum Stability {
+    /// Proven on real logs; its findings are reported as they are.
     Stable,
+    /// Written from the framework's message templates, not yet seen in a
+    /// real log: its findings are reported with `"preview": true`, so a
+    /// pipeline can tell them apart.
     Preview,
 }
 
@@ -169,7 +173,9 @@ struct PatternFile {
     id: String,
     class: String,
     severity: Severity,
-    status: Status,
+    /// `status` is the key's name before 0.2.
+    #[serde(alias = "status")]
+    stability: Stability,
     since: String,
     summary: String,
     anchors: Vec<String>,
@@ -217,7 +223,8 @@ pub struct Pattern {
     /// The class id reported for a match.
     pub class: String,
     pub severity: Severity,
-    pub status: Status,
+    /// Stable, or a preview whose findings say so.
+    pub stability: Stability,
     /// The version that introduced the pattern.
     pub since: String,
     pub summary: String,
@@ -875,7 +882,7 @@ fn validate(
         id: p.id,
         class: p.class,
         severity: p.severity,
-        status: p.status,
+        stability: p.stability,
         since: p.since,
         summary: p.summary,
         anchors: p.anchors,

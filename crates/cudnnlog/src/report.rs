@@ -202,6 +202,10 @@ pub struct Finding {
     /// one): the index in `findings` of that finding.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub caused_by: Option<usize>,
+    /// True when the pattern that matched first is a preview: written from
+    /// the framework's templates, not yet proven on a real log.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub preview: bool,
     /// How sure the match is, when less than certain: a message recognised
     /// by its tail when its head was cut off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -350,6 +354,8 @@ impl<'c> FindingsSink<'c> {
                         .map_or_else(String::new, |c| c.title.clone()),
                     pattern: catalog.patterns()[d.pattern].id.clone(),
                     confidence: Some(catalog.patterns()[d.pattern].confidence).filter(|c| *c < 1.0),
+                    preview: catalog.patterns()[d.pattern].stability
+                        == crate::catalog::Stability::Preview,
                     first: place(&d.first, Some(d.first_progress)),
                     last: place(&d.last, Some(d.last_progress)),
                     class: d.class,
