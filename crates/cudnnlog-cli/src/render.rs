@@ -248,6 +248,20 @@ pub fn table(
             )?;
         }
         writeln!(out, "  {}", clip(&f.message, 300))?;
+        if let Some(c) = &f.culprit {
+            let ranks: Vec<String> = c.ranks.iter().map(u32::to_string).collect();
+            writeln!(
+                out,
+                "  {} {} {}",
+                paint.wrap("1", "at fault:"),
+                if c.ranks.len() == 1 { "rank" } else { "ranks" },
+                ranks.join(", ")
+            )?;
+            writeln!(out, "    {}", sanitize(&c.reason))?;
+            for e in &c.evidence {
+                writeln!(out, "    · line {}: {}", e.line, clip(&e.text, 200))?;
+            }
+        }
         if !f.causes.is_empty() {
             writeln!(out, "  likely causes:")?;
             for c in &f.causes {
@@ -438,6 +452,20 @@ pub fn markdown(out: &mut impl Write, report: &Report, catalog: &Catalog) -> std
         writeln!(out)?;
         writeln!(out, "> {}", md(&clip(&f.message, 500)))?;
         writeln!(out)?;
+        if let Some(c) = &f.culprit {
+            let ranks: Vec<String> = c.ranks.iter().map(u32::to_string).collect();
+            writeln!(
+                out,
+                "At fault: **rank {}** — {}",
+                ranks.join(", "),
+                md(&c.reason)
+            )?;
+            writeln!(out)?;
+            for e in &c.evidence {
+                writeln!(out, "- line {}: `{}`", e.line, md(&clip(&e.text, 200)))?;
+            }
+            writeln!(out)?;
+        }
         writeln!(out, "Likely causes:")?;
         writeln!(out)?;
         for c in f.causes.iter().take(4) {

@@ -342,6 +342,7 @@ struct CausesFile {
 pub struct Catalog {
     classes: Vec<Class>,
     statuses: Vec<crate::status::Enum>,
+    evidence: Vec<crate::culprit::EvidenceRule>,
     warning_order: Vec<String>,
     causes: Vec<Cause>,
     patterns: Vec<Pattern>,
@@ -506,6 +507,7 @@ impl Catalog {
         let mut causes: Vec<Cause> = Vec::new();
         let mut fragments = crate::fragments::Fragments::default();
         let mut statuses: Vec<(String, crate::status::Enum)> = Vec::new();
+        let mut evidence: Vec<crate::culprit::EvidenceRule> = Vec::new();
         let mut raw: Vec<(String, PatternFile)> = Vec::new();
         let mut probes: Vec<Probe> = Vec::new();
         let mut compat = crate::compat::Compat::default();
@@ -518,6 +520,24 @@ impl Catalog {
                         let p = validate_probe(name, p)?;
                         probes.retain(|old| old.id != p.id);
                         probes.push(p);
+                    }
+                }
+                "culprit" => {
+                    let f: crate::culprit::EvidenceFile =
+                        toml::from_str(text).map_err(|e| toml_error(name, text, e))?;
+                    for e in f.evidence {
+                        let regex = compile(name, "evidence.regex", &e.regex)?;
+                        if e.anchor.is_empty() {
+                            return Err(bad(name, "evidence.anchor", "an anchor is needed"));
+                        }
+                        evidence.retain(|old| old.id != e.id);
+                        evidence.push(crate::culprit::EvidenceRule {
+                            id: e.id,
+                            kind: e.kind,
+                            regex,
+                            lines: e.lines.min(64),
+                            anchor: e.anchor,
+                        });
                     }
                 }
                 "statuses" => {
@@ -621,6 +641,7 @@ impl Catalog {
         Ok(Catalog {
             classes,
             statuses,
+            evidence,
             warning_order,
             causes,
             patterns,
@@ -649,6 +670,12 @@ impl Catalog {
         self.statuses.iter().find(|e| e.name == name)
     }
 
+    /// The lines that tell which rank of a distributed job is at fault
+    /// (`culprit.toml`).
+    pub fn evidence_rules(&self) -> &[crate::culprit::EvidenceRule] {
+        &self.evidence
+    }
+
     /// Every status table.
     pub fn status_tables(&self) -> &[crate::status::Enum] {
         &self.statuses
@@ -665,6 +692,7 @@ impl Catalog {
         Catalog {
             classes: self.classes.clone(),
             statuses: self.statuses.clone(),
+            evidence: self.evidence.clone(),
             warning_order: self.warning_order.clone(),
             causes: self.causes.clone(),
             probes: Vec::new(),

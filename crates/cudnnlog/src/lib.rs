@@ -38,6 +38,7 @@ pub mod check;
 pub mod compat;
 mod confirm;
 pub mod context;
+pub mod culprit;
 mod diagnose;
 pub mod environment;
 mod error;

@@ -210,6 +210,11 @@ pub struct Finding {
     /// by its tail when its head was cut off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confidence: Option<f64>,
+    /// For a distributed failure: the rank(s) the log shows to be at fault
+    /// (the one that never reached the collective, the first to fail), not
+    /// the ranks that reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub culprit: Option<crate::culprit::Culprit>,
     /// When this finding is a status carried by a symptom's message
     /// (`Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR`): the
     /// index in `findings` of the symptom.
@@ -250,6 +255,9 @@ struct Acc {
     /// The class of the symptom whose message carries this status (first
     /// occurrence).
     carrier: Option<String>,
+    /// For a distributed failure: what the log says of each rank around
+    /// its first occurrence.
+    ranks_evidence: Option<crate::culprit::RankEvidence>,
     /// The first occurrence in each source, with its event and progress.
     per_source: BTreeMap<usize, (Location, u64, Option<Progress>)>,
 }
@@ -315,6 +323,7 @@ impl<'c> FindingsSink<'c> {
                 message: a.message,
                 facts: a.facts,
                 carrier: a.carrier,
+                ranks_evidence: a.ranks_evidence,
                 signature: a.signature,
                 per_source: a
                     .per_source
@@ -341,21 +350,32 @@ impl<'c> FindingsSink<'c> {
             })
             .collect();
         let primary = dx.primary.map(|i| drafts[i].class.clone());
+        let crate::diagnose::Diagnosis {
+            causes,
+            remediations,
+            caused_by,
+            carried_by,
+            culprits,
+            cross_run,
+            ..
+        } = dx;
+        let mut per_finding = causes
+            .into_iter()
+            .zip(remediations)
+            .zip(caused_by.into_iter().zip(carried_by).zip(culprits));
         let findings: Vec<Finding> = drafts
             .into_iter()
-            .zip(dx.causes)
-            .zip(dx.remediations)
-            .zip(dx.caused_by)
-            .zip(dx.carried_by)
-            .map(
-                |((((d, causes), remediations), caused_by), carried_by)| Finding {
+            .map(|d| {
+                let ((causes, remediations), ((caused_by, carried_by), culprit)) =
+                    per_finding.next().expect("one diagnosis per finding");
+                let pattern = &catalog.patterns()[d.pattern];
+                Finding {
                     title: catalog
                         .class(&d.class)
                         .map_or_else(String::new, |c| c.title.clone()),
-                    pattern: catalog.patterns()[d.pattern].id.clone(),
-                    confidence: Some(catalog.patterns()[d.pattern].confidence).filter(|c| *c < 1.0),
-                    preview: catalog.patterns()[d.pattern].stability
-                        == crate::catalog::Stability::Preview,
+                    pattern: pattern.id.clone(),
+                    confidence: Some(pattern.confidence).filter(|c| *c < 1.0),
+                    preview: pattern.stability == crate::catalog::Stability::Preview,
                     first: place(&d.first, Some(d.first_progress)),
                     last: place(&d.last, Some(d.last_progress)),
                     class: d.class,
@@ -368,8 +388,9 @@ impl<'c> FindingsSink<'c> {
                     remediations,
                     caused_by,
                     carried_by,
-                },
-            )
+                    culprit,
+                }
+            })
             .collect();
         Report {
             schema: SCHEMA.to_string(),
@@ -378,7 +399,7 @@ impl<'c> FindingsSink<'c> {
             outcome: Outcome::of(&findings),
             primary,
             findings,
-            cross_run: dx.cross_run,
+            cross_run,
             unclassified,
         }
     }
@@ -443,6 +464,9 @@ impl Fork for FindingsSink<'_> {
                 a.message = b.message;
                 a.facts = b.facts;
                 a.carrier = b.carrier;
+                a.ranks_evidence = b.ranks_evidence.or(a.ranks_evidence.take());
+            } else if a.ranks_evidence.is_none() {
+                a.ranks_evidence = b.ranks_evidence;
             }
             if (b.last.source, b.last.byte) >= (a.last.source, a.last.byte) {
                 a.last = b.last;
@@ -487,6 +511,7 @@ impl Sink for FindingsSink<'_> {
                     class: m.class.to_string(),
                     severity: m.severity,
                     carrier: m.carried_by.map(str::to_string),
+                    ranks_evidence: None,
                     count: 1,
                     first: m.location.clone(),
                     first_event: m.event_byte,
@@ -518,6 +543,7 @@ impl Sink for FindingsSink<'_> {
                     a.message = m.message.to_string();
                     a.facts = facts();
                     a.carrier = m.carried_by.map(str::to_string);
+                    a.ranks_evidence = None;
                 }
                 if pos >= (a.last.source, a.last.byte) {
                     a.last = m.location.clone();
@@ -540,7 +566,25 @@ impl Sink for FindingsSink<'_> {
     }
 
     fn window_end(&mut self, w: &Window<'_>) -> Result<(), crate::Error> {
+        let rules = self.catalog.evidence_rules();
         for a in &mut self.accs {
+            // A distributed failure: read what the log says of each rank.
+            let distributed = a.class.starts_with("nccl.") || a.class.starts_with("dist.");
+            if distributed
+                && a.ranks_evidence.is_none()
+                && a.first.source == w.source()
+                && w.contains(a.first_event)
+            {
+                let at = (a.first.byte - w.base) as usize;
+                let reach = (w.lookback, w.lookahead);
+                a.ranks_evidence = Some(crate::culprit::collect(
+                    rules,
+                    w.hay,
+                    at,
+                    a.first.line,
+                    reach,
+                ));
+            }
             for (loc, event, progress) in [
                 (&mut a.first, a.first_event, &mut a.first_progress),
                 (&mut a.last, a.last_event, &mut a.last_progress),

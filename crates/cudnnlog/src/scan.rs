@@ -355,6 +355,7 @@ impl Scanner {
             base: 0,
             source: st.source,
             lookback: self.config.back.max(self.config.lookback),
+            lookahead: self.config.forward,
         };
         // 1. The literal pass and the probe lines, per chunk.
         let empty: Vec<S> = chunks.iter().map(|_| sink.fork()).collect();
@@ -573,6 +574,7 @@ impl Scanner {
             base: st.base,
             source: st.source,
             lookback: self.config.back.max(self.config.lookback),
+            lookahead: self.config.forward,
         })
     }
 

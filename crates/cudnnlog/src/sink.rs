@@ -120,6 +120,9 @@ pub struct Window<'a> {
     /// which a streaming scan always keeps, so that mapped and streamed
     /// scans see the same context.
     pub(crate) lookback: usize,
+    /// How far ahead of an owned line a window reaches: the scanner's
+    /// `context_after`, which a streaming scan always reads ahead.
+    pub(crate) lookahead: usize,
 }
 
 impl Window<'_> {

@@ -21,6 +21,7 @@ fn report_slice_with(bytes: &[u8], context: usize) -> Report {
     let scanner = ScannerBuilder::new()
         .context_before(context)
         .lookback(context)
+        .context_after(context)
         .build(Catalog::builtin().unwrap());
     let mut sink = FindingsSink::new(scanner.catalog());
     let info = scanner.scan_slice(0, bytes, &mut sink).unwrap();

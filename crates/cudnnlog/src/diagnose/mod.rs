@@ -51,6 +51,8 @@ pub(crate) struct Draft {
     pub signature: String,
     /// The class of the symptom whose message carries this status.
     pub carrier: Option<String>,
+    /// For a distributed failure, what the log says of each rank.
+    pub ranks_evidence: Option<crate::culprit::RankEvidence>,
     /// The first occurrence in each source that has one.
     pub per_source: BTreeMap<usize, (Location, Progress)>,
 }
@@ -71,6 +73,7 @@ impl Draft {
             self.message = other.message;
             self.facts = other.facts;
             self.carrier = other.carrier;
+            self.ranks_evidence = other.ranks_evidence;
         }
         if key(&other.last) > key(&self.last) {
             self.last = other.last;
@@ -171,6 +174,8 @@ pub(crate) struct Diagnosis {
     pub caused_by: Vec<Option<usize>>,
     /// For each status finding, the index of the symptom carrying it.
     pub carried_by: Vec<Option<usize>>,
+    /// For each distributed finding, the rank(s) at fault.
+    pub culprits: Vec<Option<crate::culprit::Culprit>>,
     pub primary: Option<usize>,
     pub cross_run: Vec<CrossRun>,
 }
@@ -221,14 +226,54 @@ pub(crate) fn diagnose(
     }
     let carried_by = fallout::carried(drafts);
     let primary = fallout::primary(catalog, drafts, &caused_by, &carried_by);
+    let culprits = (0..drafts.len())
+        .map(|i| culprit_of(drafts, i, &caused_by))
+        .collect();
     Diagnosis {
         causes,
         remediations,
         caused_by,
         carried_by,
+        culprits,
         primary,
         cross_run,
     }
+}
+
+/// The culprit of a distributed finding, from the ranks' evidence and the
+/// other findings of its source.
+fn culprit_of(
+    drafts: &[Draft],
+    i: usize,
+    caused_by: &[Option<usize>],
+) -> Option<crate::culprit::Culprit> {
+    let d = &drafts[i];
+    let ev = d.ranks_evidence.as_ref()?;
+    let cause = caused_by[i].and_then(|j| {
+        let c = &drafts[j];
+        Some((c.first.rank?, c.class.clone(), c.first.line))
+    });
+    let failing: Vec<u32> = drafts
+        .iter()
+        .filter(|o| {
+            o.is_error()
+                && o.first.source == d.first.source
+                && !matches!(o.family(), "nccl" | "dist")
+        })
+        .flat_map(|o| o.ranks.iter().copied())
+        .collect();
+    let seq_num = d
+        .int("seq_num")
+        .or_else(|| d.text("seq_num").and_then(|s| s.parse().ok()));
+    crate::culprit::decide(
+        ev,
+        &crate::culprit::Context {
+            reporters: &d.ranks,
+            seq_num,
+            cause,
+            failing: &failing,
+        },
+    )
 }
 
 /// Normalised confidences, most likely first, rounded to two decimals.

@@ -1,0 +1,419 @@
+//! The culprit of a distributed failure: the rank(s) at fault, not the
+//! ranks that reported the timeout.
+//!
+//! When a collective times out, the ranks that report it are the ones that
+//! *waited*; the one at fault is the rank that never arrived. Around the
+//! first occurrence of a distributed finding, [`collect`] reads what the log
+//! says of each rank: its last line and last training step before the
+//! failure, the last collective it enqueued (the flight recorder's dumps),
+//! the ranks a barrier names as late, torchrun's "Root Cause (first observed
+//! failure)". [`decide`] then names the culprit, in this order of strength:
+//!
+//! 1. ranks a barrier names as late (`Rank 3 failed to pass monitoredBarrier`);
+//! 2. the wavefront: ranks whose last enqueued collective is behind the one
+//!    that timed out (what NCCL's flight-recorder analysis does);
+//! 3. the rank whose own failure the finding is fallout of (one rank's OOM
+//!    or exception, seen by the others as a timeout or a closed connection);
+//! 4. the silent ranks: ranks of the job that reported no failure while the
+//!    others timed out waiting;
+//! 5. the rank whose last reported training step is behind all others;
+//! 6. torchrun's first observed failure.
+//!
+//! The lines that read this evidence are data (`patterns/culprit.toml`).
+
+use crate::prefix::{parse_prefix, Origin};
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+/// How far before a failure the ranks' lines are read.
+const BEFORE: usize = 1 << 20;
+/// How far after it (dumps, summaries).
+const AFTER: usize = 256 << 10;
+/// The most ranks remembered.
+const MAX_RANKS: usize = 4096;
+/// The longest evidence line kept.
+const MAX_TEXT: usize = 300;
+
+/// What an evidence line says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EvidenceKind {
+    /// The rank's last enqueued collective (`value`).
+    Enqueued,
+    /// Ranks named as late or at fault (`rank` or `ranks`).
+    Named,
+    /// torchrun's first observed failure (`rank`, optional `host`).
+    RootCause,
+}
+
+/// A line that tells which rank is behind or at fault.
+#[derive(Clone, Debug)]
+pub struct EvidenceRule {
+    /// Stable id.
+    pub id: String,
+    /// What it says.
+    pub kind: EvidenceKind,
+    /// Run on the line (and the `lines` after it).
+    pub regex: Regex,
+    /// Lines after the first that the regex sees (torchrun's summary block).
+    pub lines: usize,
+    /// The literal the line must contain, to skip the regex on most lines.
+    pub anchor: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EvidenceFile {
+    pub evidence: Vec<EvidenceEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EvidenceEntry {
+    pub id: String,
+    pub kind: EvidenceKind,
+    pub anchor: String,
+    pub regex: String,
+    #[serde(default)]
+    pub lines: usize,
+    #[allow(dead_code)]
+    pub what: String,
+}
+
+/// A line of the log, as evidence.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EvidenceLine {
+    /// 1-based line number.
+    pub line: u64,
+    /// The line's text (prefixes kept, at most 300 bytes).
+    pub text: String,
+}
+
+/// What the log says of one rank around a failure.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RankSeen {
+    /// Its last line before the failure.
+    pub last_line: Option<EvidenceLine>,
+    /// Its last training step before the failure, and the line saying so.
+    pub last_step: Option<(u64, EvidenceLine)>,
+    /// The last collective it enqueued, and the line saying so.
+    pub enqueued: Option<(u64, EvidenceLine)>,
+}
+
+/// What the log says of every rank around one failure.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RankEvidence {
+    pub ranks: BTreeMap<u32, RankSeen>,
+    /// Ranks named as late or at fault, with the line naming them.
+    pub named: Vec<(u32, EvidenceLine)>,
+    /// torchrun's first observed failure: rank, host, line.
+    pub root_cause: Option<(u32, Option<String>, EvidenceLine)>,
+}
+
+/// The rank(s) at fault, as the report shows them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Culprit {
+    /// The ranks at fault, ascending.
+    pub ranks: Vec<u32>,
+    /// Their hosts, where the log names them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
+    /// Why these ranks, in a sentence.
+    pub reason: String,
+    /// The lines that show it.
+    pub evidence: Vec<EvidenceLine>,
+}
+
+/// `rank 3`, `Rank 3`, `rank3` inside a line that carries no rank tag.
+fn rank_in_text() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| Regex::new(r"(?i)\brank[ :=]?(\d{1,5})\b").expect("rank regex"))
+}
+
+fn clip(s: &str) -> String {
+    let mut end = s.len().min(MAX_TEXT);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].trim_end().to_string()
+}
+
+/// Reads the ranks' evidence around the failure whose first line starts at
+/// `at` in `hay` and is line `line`, at most `reach.0` bytes before it and
+/// `reach.1` after (what a streaming scan is sure to hold, so that a mapped
+/// and a streamed scan read the same evidence).
+pub fn collect(
+    rules: &[EvidenceRule],
+    hay: &[u8],
+    at: usize,
+    line: u64,
+    reach: (usize, usize),
+) -> RankEvidence {
+    let at = at.min(hay.len());
+    let from = at.saturating_sub(BEFORE.min(reach.0));
+    let from = memchr::memrchr(b'\n', &hay[..from]).map_or(0, |p| p + 1);
+    let to = (at + AFTER.min(reach.1)).min(hay.len());
+    let mut n = line - bytecount::count(&hay[from..at], b'\n') as u64;
+    let mut ev = RankEvidence::default();
+    let lines: Vec<(usize, usize)> = crate::framer::lines(hay, from..to)
+        .filter(|&(s, _)| s == from || hay[s - 1] == b'\n')
+        .collect();
+    for (i, &(s, e)) in lines.iter().enumerate() {
+        let raw = &hay[s..e];
+        let text = String::from_utf8_lossy(&raw[..raw.len().min(4096)]);
+        let prefix = parse_prefix(text.as_bytes());
+        let body = text.get(prefix.body..).unwrap_or("");
+        let tagged = match prefix.origin {
+            Some(Origin::Rank(r)) => Some(r),
+            _ => None,
+        };
+        let rank = tagged.or_else(|| {
+            rank_in_text()
+                .captures(body)
+                .and_then(|c| c[1].parse().ok())
+        });
+        let here = || EvidenceLine {
+            line: n,
+            text: clip(&text),
+        };
+        if let Some(r) = rank.filter(|_| s < at && (ev.ranks.len() < MAX_RANKS)) {
+            if !body.trim().is_empty() {
+                let seen = ev.ranks.entry(r).or_default();
+                seen.last_line = Some(here());
+                if let Some(step) = crate::context::progress_of(body.as_bytes()).step {
+                    seen.last_step = Some((step, here()));
+                }
+            }
+        }
+        for rule in rules.iter().filter(|r| text.contains(r.anchor.as_str())) {
+            let span = if rule.lines == 0 {
+                text.to_string()
+            } else {
+                let end = lines[(i + rule.lines).min(lines.len() - 1)].1;
+                String::from_utf8_lossy(&hay[s..end]).into_owned()
+            };
+            let Some(c) = rule.regex.captures(&span) else {
+                continue;
+            };
+            let num = |name: &str| c.name(name).and_then(|m| m.as_str().parse::<u64>().ok());
+            match rule.kind {
+                EvidenceKind::Enqueued => {
+                    if let (Some(r), Some(v)) =
+                        (tagged.or(num("rank").map(|r| r as u32)), num("value"))
+                    {
+                        if ev.ranks.len() < MAX_RANKS || ev.ranks.contains_key(&r) {
+                            ev.ranks.entry(r).or_default().enqueued = Some((v, here()));
+                        }
+                    }
+                }
+                EvidenceKind::Named => {
+                    let named = c
+                        .name("ranks")
+                        .map(|m| m.as_str().to_string())
+                        .or_else(|| c.name("rank").map(|m| m.as_str().to_string()))
+                        .unwrap_or_default();
+                    for r in named
+                        .split(|ch: char| !ch.is_ascii_digit())
+                        .filter_map(|x| x.parse().ok())
+                    {
+                        if !ev.named.iter().any(|(x, _)| *x == r) {
+                            ev.named.push((r, here()));
+                        }
+                    }
+                }
+                EvidenceKind::RootCause => {
+                    if ev.root_cause.is_none() {
+                        if let Some(r) = num("rank") {
+                            let host = c.name("host").map(|m| m.as_str().to_string());
+                            // Quote the line that names the rank, not the heading.
+                            let m = c.name("rank").map_or(0, |m| m.start());
+                            let k = span[..m].matches('\n').count();
+                            let line = match lines.get(i + k) {
+                                Some(&(ls, le)) if k > 0 => EvidenceLine {
+                                    line: n + k as u64,
+                                    text: clip(&String::from_utf8_lossy(&hay[ls..le])),
+                                },
+                                _ => here(),
+                            };
+                            ev.root_cause = Some((r as u32, host, line));
+                        }
+                    }
+                }
+            }
+        }
+        n += 1;
+    }
+    ev
+}
+
+/// What [`decide`] needs of the findings.
+pub struct Context<'a> {
+    /// The ranks that reported the finding.
+    pub reporters: &'a [u32],
+    /// The timed-out collective's sequence number, if the message gives it.
+    pub seq_num: Option<u64>,
+    /// The rank and description of the failure this finding is fallout of.
+    pub cause: Option<(u32, String, u64)>,
+    /// Ranks with a failure of their own in the same source.
+    pub failing: &'a [u32],
+}
+
+fn list(ranks: &[u32]) -> String {
+    let s: Vec<String> = ranks.iter().map(u32::to_string).collect();
+    match s.len() {
+        1 => format!("rank {}", s[0]),
+        _ => format!("ranks {}", s.join(", ")),
+    }
+}
+
+/// The culprit of one distributed finding, from the log's evidence.
+pub fn decide(ev: &RankEvidence, cx: &Context<'_>) -> Option<Culprit> {
+    let culprit = |ranks: Vec<u32>, reason: String, evidence: Vec<EvidenceLine>| {
+        let hosts = ev
+            .root_cause
+            .as_ref()
+            .filter(|(r, ..)| ranks.contains(r))
+            .and_then(|(_, h, _)| h.clone())
+            .into_iter()
+            .collect();
+        Some(Culprit {
+            ranks,
+            hosts,
+            reason,
+            evidence,
+        })
+    };
+    let last_words = |ranks: &[u32]| -> String {
+        ranks
+            .first()
+            .and_then(|r| ev.ranks.get(r)?.last_line.as_ref())
+            .map(|l| {
+                format!(
+                    "; its last line before the failure: {:?} (line {})",
+                    clip_body(&l.text),
+                    l.line
+                )
+            })
+            .unwrap_or_default()
+    };
+    let last_lines = |ranks: &[u32]| -> Vec<EvidenceLine> {
+        ranks
+            .iter()
+            .filter_map(|r| ev.ranks.get(r)?.last_line.clone())
+            .collect()
+    };
+    // 1. Named by a barrier.
+    if !ev.named.is_empty() {
+        let mut ranks: Vec<u32> = ev.named.iter().map(|(r, _)| *r).collect();
+        ranks.sort_unstable();
+        let mut evidence: Vec<EvidenceLine> = ev.named.iter().map(|(_, l)| l.clone()).collect();
+        evidence.dedup();
+        evidence.extend(last_lines(&ranks));
+        let reason = format!("the barrier names {} as late", list(&ranks));
+        return culprit(ranks, reason, evidence);
+    }
+    // 2. The wavefront of enqueued collectives.
+    let enqueued: Vec<(u32, u64, &EvidenceLine)> = ev
+        .ranks
+        .iter()
+        .filter_map(|(r, s)| s.enqueued.as_ref().map(|(v, l)| (*r, *v, l)))
+        .collect();
+    if enqueued.len() >= 2 || (enqueued.len() == 1 && cx.seq_num.is_some()) {
+        let front = cx
+            .seq_num
+            .unwrap_or_else(|| enqueued.iter().map(|e| e.1).max().unwrap_or(0));
+        let behind: Vec<&(u32, u64, &EvidenceLine)> =
+            enqueued.iter().filter(|e| e.1 < front).collect();
+        if !behind.is_empty() && behind.len() < enqueued.len().max(2) {
+            let ranks: Vec<u32> = behind.iter().map(|e| e.0).collect();
+            let last = behind.iter().map(|e| e.1).min().unwrap_or(0);
+            let mut evidence: Vec<EvidenceLine> = behind.iter().map(|e| e.2.clone()).collect();
+            evidence.extend(
+                enqueued
+                    .iter()
+                    .filter(|e| e.1 >= front)
+                    .map(|e| e.2.clone())
+                    .take(1),
+            );
+            let tail = last_words(&ranks);
+            evidence.extend(last_lines(&ranks));
+            let reason = format!(
+                "{} last enqueued collective {last}, behind the collective {front} the others waited in{tail}",
+                list(&ranks)
+            );
+            return culprit(ranks, reason, evidence);
+        }
+    }
+    // 3. The rank whose own failure this is fallout of.
+    if let Some((rank, what, line)) = &cx.cause {
+        let reason =
+            format!("rank {rank} failed first ({what} at line {line}); the others waited for it");
+        return culprit(vec![*rank], reason, last_lines(&[*rank]));
+    }
+    // 4. The ranks that said nothing while the others timed out.
+    let mut job: Vec<u32> = ev
+        .ranks
+        .keys()
+        .copied()
+        .chain(cx.reporters.iter().copied())
+        .collect();
+    job.sort_unstable();
+    job.dedup();
+    let silent: Vec<u32> = job
+        .iter()
+        .copied()
+        .filter(|r| !cx.reporters.contains(r) && !cx.failing.contains(r))
+        .collect();
+    if !cx.reporters.is_empty() && !silent.is_empty() && silent.len() < job.len() {
+        let evidence = last_lines(&silent);
+        let last = last_words(&silent);
+        let reason = format!(
+            "{} reported no failure while {} timed out waiting for it{last}",
+            list(&silent),
+            list(cx.reporters)
+        );
+        return culprit(silent, reason, evidence);
+    }
+    // 5. The rank whose training is behind.
+    let steps: Vec<(u32, u64)> = ev
+        .ranks
+        .iter()
+        .filter_map(|(r, s)| s.last_step.as_ref().map(|(st, _)| (*r, *st)))
+        .collect();
+    if steps.len() >= 2 {
+        let min = steps.iter().map(|s| s.1).min().unwrap_or(0);
+        let behind: Vec<u32> = steps.iter().filter(|s| s.1 == min).map(|s| s.0).collect();
+        if behind.len() < steps.len() {
+            let evidence: Vec<EvidenceLine> = behind
+                .iter()
+                .filter_map(|r| Some(ev.ranks.get(r)?.last_step.as_ref()?.1.clone()))
+                .collect();
+            let at = evidence.first().map_or(0, |l| l.line);
+            let reason = format!(
+                "{} stopped at step {min} (line {at}), behind the others",
+                list(&behind)
+            );
+            return culprit(behind, reason, evidence);
+        }
+    }
+    // 6. torchrun's first observed failure.
+    let (rank, _, line) = ev.root_cause.as_ref()?;
+    let reason = format!("torchrun names rank {rank} as the first observed failure");
+    let mut evidence = vec![line.clone()];
+    evidence.extend(last_lines(&[*rank]));
+    culprit(vec![*rank], reason, evidence)
+}
+
+/// A line's text without its prefixes, for a sentence.
+fn clip_body(text: &str) -> String {
+    let p = parse_prefix(text.as_bytes());
+    let body = text.get(p.body..).unwrap_or(text).trim();
+    let mut end = body.len().min(80);
+    while !body.is_char_boundary(end) {
+        end -= 1;
+    }
+    body[..end].to_string()
+}
