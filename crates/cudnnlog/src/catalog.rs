@@ -343,6 +343,7 @@ pub struct Catalog {
     classes: Vec<Class>,
     statuses: Vec<crate::status::Enum>,
     evidence: Vec<crate::culprit::EvidenceRule>,
+    knowledge: Vec<crate::knowledge::KnowledgeRule>,
     warning_order: Vec<String>,
     causes: Vec<Cause>,
     patterns: Vec<Pattern>,
@@ -508,6 +509,7 @@ impl Catalog {
         let mut fragments = crate::fragments::Fragments::default();
         let mut statuses: Vec<(String, crate::status::Enum)> = Vec::new();
         let mut evidence: Vec<crate::culprit::EvidenceRule> = Vec::new();
+        let mut knowledge: Vec<(String, crate::knowledge::RuleEntry)> = Vec::new();
         let mut raw: Vec<(String, PatternFile)> = Vec::new();
         let mut probes: Vec<Probe> = Vec::new();
         let mut compat = crate::compat::Compat::default();
@@ -539,6 +541,11 @@ impl Catalog {
                             anchor: e.anchor,
                         });
                     }
+                }
+                "diagnosis" => {
+                    let f: crate::knowledge::KnowledgeFile =
+                        toml::from_str(text).map_err(|e| toml_error(name, text, e))?;
+                    knowledge.extend(f.rule.into_iter().map(|r| (name.clone(), r)));
                 }
                 "statuses" => {
                     let f: crate::status::StatusesFile =
@@ -627,6 +634,22 @@ impl Catalog {
                 }
             }
         }
+        let families: HashSet<&str> = classes
+            .iter()
+            .filter_map(|c| c.id.split('.').next())
+            .collect();
+        let mut rules: Vec<crate::knowledge::KnowledgeRule> = Vec::new();
+        for (file, r) in knowledge {
+            let r = r
+                .validate(
+                    &|c| class_ids.contains(c),
+                    &|f| families.contains(f),
+                    &|c| cause_ids.contains(c),
+                )
+                .map_err(|(field, m)| bad(&file, &field, m))?;
+            rules.retain(|old| old.id != r.id);
+            rules.push(r);
+        }
         for (file, e) in &statuses {
             crate::status::validate(e, &|c| class_ids.contains(c))
                 .map_err(|m| bad(file, "enum", m))?;
@@ -642,6 +665,7 @@ impl Catalog {
             classes,
             statuses,
             evidence,
+            knowledge: rules,
             warning_order,
             causes,
             patterns,
@@ -670,6 +694,18 @@ impl Catalog {
         self.statuses.iter().find(|e| e.name == name)
     }
 
+    /// The diagnosis knowledge kept as data (`diagnosis.toml`): rules that
+    /// scale a cause when a fact, the message or the environment matches.
+    ///
+    /// ```
+    /// let catalog = cudnnlog::Catalog::builtin().unwrap();
+    /// let causes = catalog.knowledge().iter().flat_map(|r| &r.factors);
+    /// assert!(causes.clone().all(|(id, _)| catalog.cause(id).is_some()));
+    /// ```
+    pub fn knowledge(&self) -> &[crate::knowledge::KnowledgeRule] {
+        &self.knowledge
+    }
+
     /// The lines that tell which rank of a distributed job is at fault
     /// (`culprit.toml`).
     pub fn evidence_rules(&self) -> &[crate::culprit::EvidenceRule] {
@@ -693,6 +729,7 @@ impl Catalog {
             classes: self.classes.clone(),
             statuses: self.statuses.clone(),
             evidence: self.evidence.clone(),
+            knowledge: self.knowledge.clone(),
             warning_order: self.warning_order.clone(),
             causes: self.causes.clone(),
             probes: Vec::new(),

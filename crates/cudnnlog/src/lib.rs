@@ -45,6 +45,7 @@ mod error;
 pub mod facts;
 pub mod fragments;
 pub mod framer;
+pub mod knowledge;
 pub mod prefix;
 pub mod report;
 mod scan;

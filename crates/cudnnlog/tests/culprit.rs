@@ -3,22 +3,11 @@
 //! `fixtures/gpu`: two H200s with NCCL, four to eight ranks on one GPU with
 //! Gloo) and logs in the real wording of PyTorch's messages.
 
+mod common;
+
+use common::{finding, report};
 use cudnnlog::report::Finding;
-use cudnnlog::{Catalog, Report, ScannerBuilder};
-
-fn report(log: &[u8]) -> Report {
-    let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
-    let mut sink = cudnnlog::report::FindingsSink::new(scanner.catalog());
-    let source = scanner.scan_slice(0, log, &mut sink).unwrap();
-    sink.into_report(vec![source])
-}
-
-fn finding<'r>(r: &'r Report, class: &str) -> &'r Finding {
-    r.findings
-        .iter()
-        .find(|f| f.class == class)
-        .unwrap_or_else(|| panic!("no {class} in {:#?}", r.findings))
-}
+use cudnnlog::Report;
 
 fn culprit(r: &Report, class: &str) -> (Vec<u32>, String, Vec<u64>) {
     let f = finding(r, class);

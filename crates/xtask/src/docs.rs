@@ -154,6 +154,51 @@ pub fn classes_page() -> Result<String> {
     Ok(out)
 }
 
+/// `docs/diagnosis.md`'s table of the knowledge kept as data
+/// (`patterns/diagnosis.toml`) and of the culprit's evidence lines
+/// (`patterns/culprit.toml`).
+pub fn knowledge_table() -> Result<String> {
+    let catalog = Catalog::builtin()?;
+    let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+    let mut t = String::from(
+        "| rule | classes | reads | what it knows | effect |\n|---|---|---|---|---|\n",
+    );
+    for r in catalog.knowledge() {
+        let read = match &r.read {
+            cudnnlog::knowledge::Read::Fact(f) => format!("fact `{f}`"),
+            cudnnlog::knowledge::Read::Message => "message".to_string(),
+            cudnnlog::knowledge::Read::Env(f) => format!("environment `{f}`"),
+        };
+        let classes: Vec<String> = r.classes.iter().map(|c| format!("`{c}`")).collect();
+        let effect: Vec<String> = r
+            .factors
+            .iter()
+            .map(|(c, f)| format!("`{c}` ×{f}"))
+            .collect();
+        let fw = r
+            .framework
+            .as_ref()
+            .map_or(String::new(), |f| format!(" ({f} only)"));
+        t.push_str(&format!(
+            "| `{}` | {} | {read}{fw} | {} | {} |\n",
+            r.id,
+            classes.join(", "),
+            cell(&r.what),
+            effect.join(", ")
+        ));
+    }
+    t.push_str("\n| culprit evidence | kind | what it reads |\n|---|---|---|\n");
+    for e in catalog.evidence_rules() {
+        t.push_str(&format!(
+            "| `{}` | {:?} | `{}` |\n",
+            e.id,
+            e.kind,
+            cell(e.regex.as_str()).replace('`', "'")
+        ));
+    }
+    Ok(t)
+}
+
 /// Replaces the text between `begin…-->` and `end` in the file at `path`
 /// with `body`; with `check`, fails instead when it differs.
 fn splice(path: &Path, begin: &str, end: &str, body: &str, check: bool) -> Result<()> {
@@ -194,6 +239,13 @@ pub fn run(root: &Path, check: bool) -> Result<()> {
         BEGIN,
         END,
         &class_table(root)?,
+        check,
+    )?;
+    splice(
+        &root.join("docs/diagnosis.md"),
+        "<!-- knowledge:begin",
+        "<!-- knowledge:end -->",
+        &knowledge_table()?,
         check,
     )?;
     let path = root.join("docs/classes.md");

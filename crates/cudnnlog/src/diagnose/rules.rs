@@ -11,6 +11,7 @@ use super::{Ctx, Draft, Weights};
 use crate::compat::cmp_versions;
 use crate::environment::Environment;
 use crate::facts::human_bytes as h;
+use crate::knowledge::{evidence, Read};
 use std::cmp::Ordering;
 
 /// The factor for evidence that settles the question: a version below a
@@ -31,7 +32,7 @@ pub(crate) fn apply(ctx: &Ctx<'_>, ws: &mut Weights) {
     settings(ctx, ws);
     timing(ctx, ws);
     co_occurring(ctx, ws);
-    known_issues(ctx, ws);
+    knowledge(ctx, ws);
 }
 
 /// A value of `field` and the line it was first seen on.
@@ -57,7 +58,13 @@ pub(crate) fn memory_numbers(d: &Draft, ws: &mut Weights) {
     let free = d.int("free_bytes");
     let allowed = d.int("allowed_bytes");
     let process = d.int("process_bytes");
-    let unalloc = d.int("reserved_unallocated_bytes");
+    let allocated = d.int("allocated_bytes");
+    // Older allocator messages give what PyTorch reserved in total; what it
+    // reserved beyond what is allocated is its cache.
+    let reserved = d.int("reserved_bytes");
+    let unalloc = d
+        .int("reserved_unallocated_bytes")
+        .or_else(|| Some(reserved?.saturating_sub(allocated?)));
 
     if let Some(t) = total {
         if req > t {
@@ -108,10 +115,28 @@ pub(crate) fn memory_numbers(d: &Draft, ws: &mut Weights) {
     }
     // What the process may use: its cap, or its own share plus what is free.
     let cap = allowed.or_else(|| Some(process? + free?));
-    let allocated = d.int("allocated_bytes");
     let mut cached = false;
+    // The request is more than is free but less than free plus the cache:
+    // the memory exists, in pieces the allocator cannot hand out whole.
+    if let (Some(f), Some(u)) = (free, unalloc) {
+        if f < req && req <= f + u && !cached {
+            ws.add(
+                "fragmentation",
+                8.0,
+                Some(format!(
+                    "line {line}: {} free + {} reserved but unallocated = {} would cover the {} request if it were one block",
+                    h(f),
+                    h(u),
+                    h(f + u),
+                    h(req)
+                )),
+            );
+            ws.boost("memory_pressure", 0.6, None);
+            cached = true;
+        }
+    }
     if let (Some(cap), Some(a), Some(u)) = (cap, allocated, unalloc) {
-        if a + req <= cap && a + u + req > cap {
+        if !cached && a + req <= cap && a + u + req > cap {
             ws.add(
                 "fragmentation",
                 8.0,
@@ -145,9 +170,13 @@ pub(crate) fn memory_numbers(d: &Draft, ws: &mut Weights) {
     }
     // Memory held outside this process: named by PyTorch ("Process N has X
     // memory in use"), or what the total, free and own figures leave over.
+    // Older messages give no per-process figure: what is neither free nor
+    // reserved by PyTorch is held elsewhere (other processes, or this
+    // process's CUDA context, about 0.3-1 GiB).
     let others = d.int("other_process_bytes").or_else(|| {
-        let (t, f, p) = (total?, free?, process?);
-        Some(t.saturating_sub(f).saturating_sub(p))
+        let (t, f) = (total?, free?);
+        let own = process.or(reserved)?;
+        Some(t.saturating_sub(f).saturating_sub(own))
     });
     if let (Some(t), Some(o)) = (total, others) {
         if o > (1u64 << 30).max(t / 20) {
@@ -167,7 +196,9 @@ pub(crate) fn memory_numbers(d: &Draft, ws: &mut Weights) {
                 )),
             );
             if enough {
+                // Freeing the GPU is the fix, however the cache is split.
                 ws.boost("memory_pressure", 0.5, None);
+                ws.boost("fragmentation", 0.5, None);
             }
         } else {
             ws.boost("foreign_process", 0.2, None);
@@ -539,28 +570,47 @@ fn co_occurring(ctx: &Ctx<'_>, ws: &mut Weights) {
     }
 }
 
-/// Known framework issues: PyTorch 2.3.0 prints the plan-failed warning for
-/// plans it then replaces; results are not affected.
-fn known_issues(ctx: &Ctx<'_>, ws: &mut Weights) {
+/// The catalog's knowledge kept as data (`diagnosis.toml`): known
+/// framework issues, what a path, a module name or a message's wording
+/// tells.
+fn knowledge(ctx: &Ctx<'_>, ws: &mut Weights) {
     let d = ctx.draft();
-    if d.class != "cudnn.plan_failed" {
-        return;
-    }
-    let Some((version, line)) = seen(ctx.env, "framework_version") else {
-        return;
-    };
-    let pytorch = ctx
-        .env
-        .values("framework")
+    for rule in ctx
+        .catalog
+        .knowledge()
         .iter()
-        .any(|o| o.value == "pytorch");
-    if pytorch && version.starts_with("2.3.") {
-        ws.add(
-            "framework_bug",
-            8.0,
-            Some(format!(
-                "line {line}: PyTorch {version} warns for execution plans it then replaces with working ones (a known 2.3 issue, fixed in 2.4); training results are not affected"
-            )),
-        );
+        .filter(|r| r.applies_to(&d.class))
+    {
+        if let Some(fw) = &rule.framework {
+            if !ctx.env.values("framework").iter().any(|o| &o.value == fw) {
+                continue;
+            }
+        }
+        let (value, line) = match &rule.read {
+            Read::Fact(f) => match d.facts.get(f) {
+                Some(v) => (v.to_string(), d.first.line),
+                None => continue,
+            },
+            Read::Message => (d.message.clone(), d.first.line),
+            Read::Env(f) => match seen(ctx.env, f) {
+                Some((v, l)) => (v.to_string(), l),
+                None => continue,
+            },
+        };
+        let Some(m) = rule.regex.find(&value) else {
+            continue;
+        };
+        for (cause, factor) in &rule.factors {
+            if *factor >= 1.0 {
+                let why = Some(evidence(rule, m.as_str(), &value, line));
+                if rule.add {
+                    ws.add(cause, *factor, why);
+                } else {
+                    ws.boost(cause, *factor, why);
+                }
+            } else {
+                ws.boost(cause, *factor, None);
+            }
+        }
     }
 }

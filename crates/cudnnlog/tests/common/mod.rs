@@ -1,0 +1,21 @@
+//! Helpers shared by the integration tests: scan bytes with the built-in
+//! catalog, find a finding by class.
+
+use cudnnlog::report::{Finding, FindingsSink};
+use cudnnlog::{Catalog, Report, ScannerBuilder};
+
+/// The report of one log scanned in memory with the built-in catalog.
+pub fn report(log: &[u8]) -> Report {
+    let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    let mut sink = FindingsSink::new(scanner.catalog());
+    let source = scanner.scan_slice(0, log, &mut sink).unwrap();
+    sink.into_report(vec![source])
+}
+
+/// The finding of `class`; panics with the report's findings when absent.
+pub fn finding<'r>(r: &'r Report, class: &str) -> &'r Finding {
+    r.findings
+        .iter()
+        .find(|f| f.class == class)
+        .unwrap_or_else(|| panic!("no {class} in {:#?}", r.findings))
+}

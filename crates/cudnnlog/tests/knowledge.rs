@@ -1,0 +1,136 @@
+//! Evidence beyond priors: the memory numbers of an out-of-memory message,
+//! and the knowledge kept as data (`patterns/diagnosis.toml`) — what a path,
+//! a module name or a message's own wording says about the cause. Messages
+//! are in the frameworks' real wording (the templates cited in the rules).
+
+mod common;
+
+use common::{finding, report};
+use cudnnlog::report::Finding;
+use cudnnlog::Report;
+
+fn one(log: &str) -> Report {
+    report(log.as_bytes())
+}
+
+fn top(f: &Finding) -> (&str, &[String]) {
+    (&f.causes[0].id, &f.causes[0].evidence)
+}
+
+#[test]
+fn a_request_that_free_plus_cached_memory_covers_is_fragmentation() {
+    // 1.08 GiB free < 1.96 GiB requested <= 1.08 + 1.83 reserved-unallocated.
+    let r = one("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.96 GiB. GPU 0 has a total capacity of 79.18 GiB of which 1.08 GiB is free. Including non-PyTorch memory, this process has 78.09 GiB memory in use. Of the allocated memory 75.31 GiB is allocated by PyTorch, and 1.83 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.\n");
+    let (id, evidence) = top(finding(&r, "cuda.oom"));
+    assert_eq!(id, "fragmentation");
+    assert!(
+        evidence[0].contains("would cover the 1.96 GiB request"),
+        "{evidence:?}"
+    );
+}
+
+#[test]
+fn a_request_beyond_free_plus_cached_memory_is_pressure() {
+    let r = one("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB. GPU 0 has a total capacity of 79.18 GiB of which 1.08 GiB is free. Including non-PyTorch memory, this process has 78.09 GiB memory in use. Of the allocated memory 76.90 GiB is allocated by PyTorch, and 250.00 MiB is reserved by PyTorch but unallocated.\n");
+    assert_eq!(top(finding(&r, "cuda.oom")).0, "memory_pressure");
+}
+
+#[test]
+fn the_old_allocator_message_counts_memory_held_elsewhere() {
+    // PyTorch 1.x: total − free − reserved is held outside PyTorch's cache.
+    let r = one("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 23.70 GiB total capacity; 9.81 GiB already allocated; 1.12 GiB free; 10.02 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.\n");
+    let oom = finding(&r, "cuda.oom");
+    let (id, evidence) = top(oom);
+    assert_eq!(id, "foreign_process", "{:#?}", oom.causes);
+    assert!(
+        evidence[0].contains("other processes hold about 12.56 GiB"),
+        "{evidence:?}"
+    );
+}
+
+#[test]
+fn a_permission_error_in_a_kernel_cache_is_a_stale_cache() {
+    let r = one("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\nPermissionError: [Errno 13] Permission denied: '/tmp/torchinductor_alice/triton/0/9Uj2sVu8sE9a79O0WWNMTtijW46yzuGzGtmRdkErpXk'\n");
+    let f = finding(&r, "python.permission");
+    let (id, evidence) = top(f);
+    assert_eq!(id, "stale_cache", "{:#?}", f.causes);
+    assert!(evidence[0].contains("torchinductor_alice"), "{evidence:?}");
+    // The same error on a data file is not a cache.
+    let r =
+        one("PermissionError: [Errno 13] Permission denied: '/data/imagenet/train/n01440764'\n");
+    assert_eq!(top(finding(&r, "python.permission")).0, "code_bug");
+}
+
+#[test]
+fn a_missing_compiler_is_a_missing_library_not_a_bug() {
+    let r = one("Traceback (most recent call last):\n  File \"setup.py\", line 171, in <module>\n    check_cuda_torch_binary_vs_bare_metal(CUDA_HOME)\n  File \"/usr/lib/python3.10/subprocess.py\", line 1847, in _execute_child\n    raise child_exception_type(errno_num, err_msg, err_filename)\nFileNotFoundError: [Errno 2] No such file or directory: '/usr/local/cuda/bin/nvcc'\n");
+    let f = finding(&r, "python.file_not_found");
+    assert_eq!(top(f).0, "library_missing", "{:#?}", f.causes);
+}
+
+#[test]
+fn a_module_removed_by_an_upgrade_is_a_version_mismatch() {
+    let r = one("Traceback (most recent call last):\n  File \"/home/user/train/models/backbone.py\", line 4, in <module>\n    from torch._six import container_abcs\nModuleNotFoundError: No module named 'torch._six'\n");
+    let f = finding(&r, "python.missing_module");
+    assert_eq!(top(f).0, "version_mismatch", "{:#?}", f.causes);
+    // An accelerator nobody installed stays a missing library.
+    let r = one("ModuleNotFoundError: No module named 'flash_attn'\n");
+    assert_eq!(
+        top(finding(&r, "python.missing_module")).0,
+        "library_missing"
+    );
+    // A name a library no longer exports.
+    let r = one("ImportError: cannot import name 'cached_download' from 'huggingface_hub' (/opt/venv/lib/python3.11/site-packages/huggingface_hub/__init__.py)\n");
+    assert_eq!(
+        top(finding(&r, "python.missing_module")).0,
+        "version_mismatch"
+    );
+    // A circular import is the project's own doing.
+    let r = one("ImportError: cannot import name 'Trainer' from partially initialized module 'trainer' (most likely due to a circular import) (/home/user/train/trainer.py)\n");
+    assert_eq!(top(finding(&r, "python.missing_module")).0, "code_bug");
+}
+
+#[test]
+fn an_undefined_extension_function_is_its_version() {
+    let r = one("  File \"/home/user/train/model.py\", line 184, in forward\n    attn_output = flash_attn_varlen_func(\nNameError: name 'flash_attn_varlen_func' is not defined\n");
+    let f = finding(&r, "python.exception");
+    assert_eq!(top(f).0, "version_mismatch", "{:#?}", f.causes);
+    assert_eq!(f.causes[1].id, "library_missing");
+    // A NameError in the user's own code stays a bug.
+    let r = one("NameError: name 'optimzer' is not defined\n");
+    assert_eq!(top(finding(&r, "python.exception")).0, "code_bug");
+}
+
+#[test]
+fn a_capability_check_is_an_unsupported_configuration() {
+    let r = one("ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has compute capability 7.5. You can use float16 instead by explicitly setting the`dtype` flag in CLI, for example: --dtype=half.\n");
+    let f = finding(&r, "python.exception");
+    assert_eq!(top(f).0, "unsupported_config", "{:#?}", f.causes);
+}
+
+#[test]
+fn tensorflows_cudnn_init_hint_points_at_preallocation() {
+    let r = one("tensorflow.python.framework.errors_impl.UnknownError:  Failed to get convolution algorithm. This is probably because cuDNN failed to initialize, so try looking to see if a warning log message was printed above.\n\t [[node sequential/conv2d/Conv2D (defined at train.py:41) ]] [Op:__inference_train_function_1018]\n");
+    let f = finding(&r, "cudnn.conv_algo_failed");
+    assert_eq!(top(f).0, "tf_prealloc", "{:#?}", f.causes);
+}
+
+#[test]
+fn a_broken_rule_names_its_file_and_field() {
+    let dir = std::env::temp_dir().join(format!("cudnnlog-knowledge-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("diagnosis.toml"),
+        "[[rule]]\nid = \"x\"\nwhat = \"w\"\nclasses = [\"cuda.oom\"]\nread = \"message\"\nregex = \"x\"\nfactors = { fragmentaton = 2.0 }\nevidence = \"e\"\n",
+    )
+    .unwrap();
+    let err = cudnnlog::catalog::CatalogBuilder::new()
+        .add_dir(&dir)
+        .build()
+        .map(|_| ())
+        .expect_err("a typo must fail");
+    std::fs::remove_dir_all(&dir).ok();
+    let text = err.to_string();
+    assert!(text.contains("diagnosis.toml"), "{text}");
+    assert!(text.contains("fragmentaton"), "{text}");
+}
