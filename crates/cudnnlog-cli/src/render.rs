@@ -11,7 +11,7 @@ use tabled::{Table, Tabled};
 /// Widest message shown in the table, in characters.
 const TABLE_MESSAGE: usize = 60;
 /// Remediations shown per finding; JSON carries them all.
-const TABLE_REMEDIATIONS: usize = 8;
+const TABLE_REMEDIATIONS: usize = 3;
 
 /// Replaces control characters (C0, DEL, C1; escape sequences included)
 /// with U+FFFD and tabs with a space, so that log text cannot drive the

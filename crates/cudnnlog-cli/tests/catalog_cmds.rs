@@ -120,7 +120,8 @@ status = "stable"
 since = "0.1.0"
 summary = "The checkpoint upload to the object store failed."
 anchors = ["CheckpointUploadError"]
-regex = '''CheckpointUploadError: shard (?P<shard>\d+)'''
+regex = '''CheckpointUploadError: shard (?P<shard>\d+)(?: \(retry after (?P<retry_after>\d+ ?s)\))?'''
+remediations = ["Upload shard {shard} again by hand: `ckpt upload --shard {shard}`. Throttled: wait for {retry_after}."]
 [doc]
 what = "Our uploader's exception."
 why = "The store throttles us."
@@ -164,6 +165,19 @@ fn patterns_check_runs_a_user_directory() {
         "{text}"
     );
 
+    // A remediation naming a capture the regex does not have.
+    dir.write(
+        "my-checkpoint-upload.toml",
+        &MY_PATTERN.replace("shard {shard} again", "shard {shrad} again"),
+    );
+    let out = cudnnlog(&["patterns", "check", dir.path()], None);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("{shrad}") && err.contains("remediations"),
+        "{err}"
+    );
+
     // A malformed file: exit 2 naming the file and the field.
     dir.write(
         "my-checkpoint-upload.toml",
@@ -192,6 +206,12 @@ fn a_user_pattern_adds_to_a_scan_and_replaces_a_builtin_of_the_same_id() {
     let r = json(&out);
     assert_eq!(r.findings.len(), 1);
     assert_eq!(r.findings[0].pattern, "my-checkpoint-upload");
+    // The pattern's captures fill its remediation; the sentence naming a
+    // capture the message did not give is dropped.
+    assert_eq!(
+        r.findings[0].remediations[0],
+        "Upload shard 17 again by hand: `ckpt upload --shard 17`."
+    );
 
     // Demote PyTorch's OOM to a warning by overriding the built-in pattern.
     let catalog = Catalog::builtin().unwrap();

@@ -129,6 +129,10 @@ pub struct Cause {
     pub title: String,
     pub what: String,
     pub remediations: Vec<String>,
+    /// The class families whose findings these remediations fit (they
+    /// speak of GPU libraries, say); empty: every family.
+    #[serde(default)]
+    pub remediations_for: Vec<String>,
 }
 
 /// A pattern's documentation, in the headings every entry shares.
@@ -344,6 +348,7 @@ pub struct Catalog {
     statuses: Vec<crate::status::Enum>,
     evidence: Vec<crate::culprit::EvidenceRule>,
     knowledge: Vec<crate::knowledge::KnowledgeRule>,
+    frameworks: Vec<crate::knowledge::Framework>,
     warning_order: Vec<String>,
     causes: Vec<Cause>,
     patterns: Vec<Pattern>,
@@ -510,6 +515,7 @@ impl Catalog {
         let mut statuses: Vec<(String, crate::status::Enum)> = Vec::new();
         let mut evidence: Vec<crate::culprit::EvidenceRule> = Vec::new();
         let mut knowledge: Vec<(String, crate::knowledge::RuleEntry)> = Vec::new();
+        let mut frameworks: Vec<crate::knowledge::Framework> = Vec::new();
         let mut raw: Vec<(String, PatternFile)> = Vec::new();
         let mut probes: Vec<Probe> = Vec::new();
         let mut compat = crate::compat::Compat::default();
@@ -546,6 +552,13 @@ impl Catalog {
                     let f: crate::knowledge::KnowledgeFile =
                         toml::from_str(text).map_err(|e| toml_error(name, text, e))?;
                     knowledge.extend(f.rule.into_iter().map(|r| (name.clone(), r)));
+                    for fw in f.framework {
+                        if fw.markers.iter().any(String::is_empty) {
+                            return Err(bad(name, "framework.markers", "an empty marker"));
+                        }
+                        frameworks.retain(|old| old.id != fw.id);
+                        frameworks.push(fw);
+                    }
                 }
                 "statuses" => {
                     let f: crate::status::StatusesFile =
@@ -650,6 +663,19 @@ impl Catalog {
             rules.retain(|old| old.id != r.id);
             rules.push(r);
         }
+        for c in &causes {
+            if let Some(f) = c
+                .remediations_for
+                .iter()
+                .find(|f| !families.contains(f.as_str()))
+            {
+                return Err(bad(
+                    "causes.toml",
+                    "cause.remediations_for",
+                    format!("cause {:?}: unknown class family {f:?}", c.id),
+                ));
+            }
+        }
         for (file, e) in &statuses {
             crate::status::validate(e, &|c| class_ids.contains(c))
                 .map_err(|m| bad(file, "enum", m))?;
@@ -666,6 +692,7 @@ impl Catalog {
             statuses,
             evidence,
             knowledge: rules,
+            frameworks,
             warning_order,
             causes,
             patterns,
@@ -706,6 +733,16 @@ impl Catalog {
         &self.knowledge
     }
 
+    /// The frameworks remediations are filtered by (`diagnosis.toml`).
+    ///
+    /// ```
+    /// let catalog = cudnnlog::Catalog::builtin().unwrap();
+    /// assert!(catalog.frameworks().iter().any(|f| f.id == "jax"));
+    /// ```
+    pub fn frameworks(&self) -> &[crate::knowledge::Framework] {
+        &self.frameworks
+    }
+
     /// The lines that tell which rank of a distributed job is at fault
     /// (`culprit.toml`).
     pub fn evidence_rules(&self) -> &[crate::culprit::EvidenceRule] {
@@ -730,6 +767,7 @@ impl Catalog {
             statuses: self.statuses.clone(),
             evidence: self.evidence.clone(),
             knowledge: self.knowledge.clone(),
+            frameworks: self.frameworks.clone(),
             warning_order: self.warning_order.clone(),
             causes: self.causes.clone(),
             probes: Vec::new(),
@@ -888,6 +926,16 @@ fn validate(
             return Err(bad(file, "facts", format!("{f:?} has no named group")));
         }
         facts.push(r);
+    }
+    {
+        let captures: std::collections::BTreeSet<String> = std::iter::once(&regex)
+            .chain(&facts)
+            .flat_map(|r| r.capture_names().flatten().map(str::to_string))
+            .collect();
+        for r in &p.remediations {
+            crate::diagnose::advice::check(r, &captures)
+                .map_err(|m| bad(file, "remediations", m))?;
+        }
     }
     let confidence = p.confidence.unwrap_or(1.0);
     if !(confidence > 0.0 && confidence <= 1.0) {

@@ -120,6 +120,7 @@ pub fn normalize(field: &str, raw: &str) -> Option<String> {
         "framework" => match raw.to_ascii_lowercase().as_str() {
             "torch" | "pytorch" => "pytorch".into(),
             "tensorflow" | "tensorflow-gpu" | "tf" => "tensorflow".into(),
+            "jax" | "jaxlib" => "jax".into(),
             other => other.to_string(),
         },
         // `2.11.0+cu130` is PyTorch 2.11.0; its CUDA variant is read as `cuda`.

@@ -82,11 +82,26 @@ impl KnowledgeRule {
     }
 }
 
+/// A framework, and the words that show a remediation is about it.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Framework {
+    /// The environment's `framework` value: `pytorch`, `tensorflow`, `jax`.
+    pub id: String,
+    /// Other `framework` values meaning the same (`keras`).
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    /// Literals that show a text is about this framework.
+    pub markers: Vec<String>,
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct KnowledgeFile {
     #[serde(default)]
     pub rule: Vec<RuleEntry>,
+    #[serde(default)]
+    pub framework: Vec<Framework>,
 }
 
 #[derive(Deserialize)]

@@ -45,6 +45,16 @@ fn the_wavefront_names_the_rank_that_never_enqueued_the_collective() {
     // Rank 1's dump (line 25), rank 0's for comparison (22), rank 1's last
     // line before the failure (13).
     assert_eq!(lines, [25, 22, 13]);
+    // The advice starts with the rank at fault, and the cause says why.
+    assert!(
+        f.remediations[0].starts_with(
+            "Start with rank 1: the others waited for it. Read its output around line 13"
+        ),
+        "{:#?}",
+        f.remediations
+    );
+    assert_eq!(f.causes[0].id, "comm_failure");
+    assert!(f.causes[0].evidence[0].contains("rank 1 last enqueued collective 2"));
 }
 
 #[test]

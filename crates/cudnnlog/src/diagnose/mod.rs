@@ -11,6 +11,7 @@
 //! facts; [`runs`] compares several runs. `docs/diagnosis.md` explains the
 //! scoring.
 
+pub(crate) mod advice;
 mod fallout;
 
 pub(crate) use fallout::escalate;
@@ -26,9 +27,6 @@ use crate::report::{CrossRun, RankedCause};
 use crate::sink::Location;
 use std::collections::BTreeMap;
 
-/// How many causes contribute their remediations, and how likely they must be.
-const REMEDIATION_CAUSES: usize = 3;
-const REMEDIATION_CONFIDENCE: f64 = 0.15;
 /// The weight of a cause that evidence brings in without a catalog prior.
 const UNLISTED_PRIOR: f64 = 0.05;
 
@@ -121,6 +119,8 @@ pub(crate) struct Ctx<'a> {
     pub drafts: &'a [Draft],
     /// The finding's index in `drafts`.
     pub index: usize,
+    /// For a distributed finding, the rank(s) at fault.
+    pub culprit: Option<&'a crate::culprit::Culprit>,
 }
 
 impl Ctx<'_> {
@@ -190,6 +190,9 @@ pub(crate) fn diagnose(
 ) -> Diagnosis {
     let caused_by = fallout::link(catalog, drafts);
     let (cross_run, run_evidence) = runs::compare(drafts, env, sources);
+    let culprits: Vec<Option<crate::culprit::Culprit>> = (0..drafts.len())
+        .map(|i| culprit_of(drafts, i, &caused_by))
+        .collect();
     let mut causes = Vec::with_capacity(drafts.len());
     let mut remediations = Vec::with_capacity(drafts.len());
     for (i, d) in drafts.iter().enumerate() {
@@ -201,6 +204,7 @@ pub(crate) fn diagnose(
             env: &source_env,
             drafts,
             index: i,
+            culprit: culprits[i].as_ref(),
         };
         let mut ws = Weights(
             pattern
@@ -221,14 +225,11 @@ pub(crate) fn diagnose(
             fallout::explain(&ctx, &drafts[j], &mut ws);
         }
         let ranked = normalise(ws);
-        remediations.push(gather_remediations(&ctx, &ranked));
+        remediations.push(advice::gather(&ctx, &ranked));
         causes.push(ranked);
     }
     let carried_by = fallout::carried(drafts);
     let primary = fallout::primary(catalog, drafts, &caused_by, &carried_by);
-    let culprits = (0..drafts.len())
-        .map(|i| culprit_of(drafts, i, &caused_by))
-        .collect();
     Diagnosis {
         causes,
         remediations,
@@ -293,36 +294,4 @@ fn normalise(ws: Weights) -> Vec<RankedCause> {
             evidence: w.evidence,
         })
         .collect()
-}
-
-/// Tailored remediations first, then the pattern's own, then those of the
-/// likeliest causes.
-fn gather_remediations(ctx: &Ctx<'_>, ranked: &[RankedCause]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut push = |r: String| {
-        if !out.contains(&r) {
-            out.push(r);
-        }
-    };
-    let likely: Vec<&RankedCause> = ranked
-        .iter()
-        .take(REMEDIATION_CAUSES)
-        .filter(|c| c.confidence >= REMEDIATION_CONFIDENCE)
-        .collect();
-    for c in &likely {
-        for r in remedy::tailored(ctx, &c.id) {
-            push(r);
-        }
-    }
-    for r in &ctx.pattern.remediations {
-        push(r.clone());
-    }
-    for c in &likely {
-        if let Some(cause) = ctx.catalog.cause(&c.id) {
-            for r in &cause.remediations {
-                push(r.clone());
-            }
-        }
-    }
-    out
 }

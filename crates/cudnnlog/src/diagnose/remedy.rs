@@ -19,6 +19,7 @@ pub(crate) fn tailored(ctx: &Ctx<'_>, cause: &str) -> Vec<String> {
             "Let TensorFlow grow its memory instead of taking it all at start-up: `export TF_FORCE_GPU_ALLOW_GROWTH=true` (or `tf.config.experimental.set_memory_growth(gpu, True)` before any op). Check: `nvidia-smi` shows TensorFlow's memory growing with the job rather than nearly the whole GPU at once.".into(),
         ),
         "code_bug" => launch_blocking(ctx),
+        "comm_failure" => culprit_first(ctx),
         "benchmark_autotune" => benchmark(ctx),
         "arch_unsupported" => arch(ctx),
         "deterministic_mode" => deterministic(ctx),
@@ -229,4 +230,27 @@ fn deterministic(ctx: &Ctx<'_>) -> Option<String> {
             "Keep determinism where it exists and let the operation{op} run anyway: `torch.use_deterministic_algorithms(True, warn_only=True)` (or turn determinism off for this run). Check: the run continues and logs a warning for that operation instead of failing."
         )
     })
+}
+
+/// Start with the rank at fault, where the log names it.
+fn culprit_first(ctx: &Ctx<'_>) -> Option<String> {
+    let c = ctx.culprit?;
+    let ranks: Vec<String> = c.ranks.iter().map(u32::to_string).collect();
+    let who = match ranks.len() {
+        1 => format!("rank {}", ranks[0]),
+        _ => format!("ranks {}", ranks.join(", ")),
+    };
+    let at = c
+        .evidence
+        .iter()
+        .map(|e| e.line)
+        .min()
+        .map_or(String::new(), |l| format!(" around line {l}"));
+    let host = c
+        .hosts
+        .first()
+        .map_or(String::new(), |h| format!(" on {h}"));
+    Some(format!(
+        "Start with {who}{host}: the others waited for it. Read its output{at} to see what it was doing (a slow data loader, evaluation or checkpointing only on that rank, a hang, an error of its own); the ranks that report the timeout are victims. Check: after the fix every rank reaches the same collective sequence number."
+    ))
 }

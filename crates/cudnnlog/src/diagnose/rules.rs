@@ -33,6 +33,7 @@ pub(crate) fn apply(ctx: &Ctx<'_>, ws: &mut Weights) {
     timing(ctx, ws);
     co_occurring(ctx, ws);
     knowledge(ctx, ws);
+    culprit(ctx, ws);
 }
 
 /// A value of `field` and the line it was first seen on.
@@ -612,5 +613,21 @@ fn knowledge(ctx: &Ctx<'_>, ws: &mut Weights) {
                 ws.boost(cause, *factor, None);
             }
         }
+    }
+}
+
+/// A named culprit that is not another finding's rank (that case is
+/// fallout, explained there): the ranks did not meet in the collective.
+fn culprit(ctx: &Ctx<'_>, ws: &mut Weights) {
+    let Some(c) = ctx.culprit else {
+        return;
+    };
+    if ctx.drafts[ctx.index].family() == "nccl" || ctx.drafts[ctx.index].family() == "dist" {
+        let line = c.evidence.first().map_or(0, |e| e.line);
+        ws.boost(
+            "comm_failure",
+            1.5,
+            Some(format!("line {line}: {}", c.reason)),
+        );
     }
 }

@@ -1,0 +1,287 @@
+//! Remediations that fit the finding: gathered from the tailored ones, the
+//! pattern's own and the likeliest causes', then filtered to the log's
+//! framework, ordered (the framework's own advice before generic advice),
+//! deduplicated by the commands they give, and their placeholders filled
+//! from the finding's facts.
+//!
+//! A remediation belongs to a framework when it names one (markers in
+//! `diagnosis.toml`'s `[[framework]]` tables: `torch.`, `TF_`, `jax.` …);
+//! advice for another framework than the log's is dropped, advice naming
+//! none is generic and kept. A pattern's remediation may say `{name}` for
+//! one of its captures: the value is filled in, and a sentence whose
+//! capture the message did not give is dropped.
+
+use super::{Ctx, Draft};
+use crate::report::RankedCause;
+use std::collections::BTreeSet;
+
+/// How many causes contribute their remediations, and how likely they must be.
+const REMEDIATION_CAUSES: usize = 3;
+const REMEDIATION_CONFIDENCE: f64 = 0.15;
+/// The longest fact value written into a remediation.
+const MAX_FILLED: usize = 120;
+
+/// Tailored remediations first (by cause likelihood), then the pattern's
+/// own (in the author's order), then those of the likeliest causes whose
+/// remediations fit this class, each cause's with the framework's own
+/// advice first; advice for other frameworks dropped, repeated commands
+/// given once.
+pub(crate) fn gather(ctx: &Ctx<'_>, ranked: &[RankedCause]) -> Vec<String> {
+    let d = ctx.draft();
+    let framework = framework_of(ctx);
+    let likely: Vec<&RankedCause> = ranked
+        .iter()
+        .take(REMEDIATION_CAUSES)
+        .filter(|c| c.confidence >= REMEDIATION_CONFIDENCE)
+        .collect();
+    let tailored: Vec<String> = likely
+        .iter()
+        .flat_map(|c| super::remedy::tailored(ctx, &c.id))
+        .collect();
+    let captures = captures_of(ctx.pattern);
+    let own: Vec<String> = ctx
+        .pattern
+        .remediations
+        .iter()
+        .filter_map(|r| fill(r, d, &captures))
+        .collect();
+    let family = d.family();
+    let fw = framework.as_deref();
+    // Each likely cause's advice, the framework's own first.
+    let shared = likely
+        .iter()
+        .filter_map(|c| ctx.catalog.cause(&c.id))
+        .filter(|c| c.remediations_for.is_empty() || c.remediations_for.iter().any(|f| f == family))
+        .flat_map(|c| {
+            let (mine, generic): (Vec<&String>, Vec<&String>) = c
+                .remediations
+                .iter()
+                .partition(|r| fw.is_some_and(|f| names(ctx, r).contains(f)));
+            mine.into_iter().chain(generic).cloned()
+        });
+    let mut out: Vec<String> = Vec::new();
+    let mut given: BTreeSet<String> = BTreeSet::new();
+    let all = tailored.into_iter().chain(own).chain(shared);
+    for r in all.filter(|r| fits(ctx, r, fw)) {
+        let commands = commands(&r);
+        let repeated = !commands.is_empty() && commands.iter().all(|c| given.contains(c));
+        if repeated || out.contains(&r) {
+            continue;
+        }
+        given.extend(commands);
+        out.push(r);
+    }
+    out
+}
+
+/// The frameworks a text names, by the catalog's markers.
+fn names(ctx: &Ctx<'_>, text: &str) -> BTreeSet<String> {
+    ctx.catalog
+        .frameworks()
+        .iter()
+        .filter(|f| f.markers.iter().any(|m| text.contains(m.as_str())))
+        .map(|f| f.id.clone())
+        .collect()
+}
+
+/// The log's framework: the environment's, else the one the message names
+/// (when it names exactly one).
+fn framework_of(ctx: &Ctx<'_>) -> Option<String> {
+    if let Some(v) = ctx.env.get("framework") {
+        return ctx
+            .catalog
+            .frameworks()
+            .iter()
+            .find(|f| f.id == v || f.aliases.iter().any(|a| a == v))
+            .map(|f| f.id.clone());
+    }
+    let named = names(ctx, &ctx.draft().message);
+    (named.len() == 1)
+        .then(|| named.into_iter().next())
+        .flatten()
+}
+
+/// Whether a remediation applies to the log's framework: it names it, or
+/// names no framework at all.
+fn fits(ctx: &Ctx<'_>, r: &str, framework: Option<&str>) -> bool {
+    let Some(f) = framework else {
+        return true;
+    };
+    let named = names(ctx, r);
+    named.is_empty() || named.contains(f)
+}
+
+/// The commands and settings a remediation gives (its code spans), with
+/// `export ` and spacing normalised, so that the same advice in other words
+/// is given once.
+fn commands(r: &str) -> Vec<String> {
+    r.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|c| {
+            let c = c.trim();
+            c.strip_prefix("export ")
+                .unwrap_or(c)
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .filter(|c| c.len() >= 8)
+        .collect()
+}
+
+/// The placeholders a remediation uses: `{name}`, outside `{{ … }}`.
+pub(crate) fn placeholders(r: &str) -> Vec<(String, bool)> {
+    let b = r.as_bytes();
+    let mut out = Vec::new();
+    let mut in_code = false;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'`' => in_code = !in_code,
+            b'{' if b.get(i + 1) != Some(&b'{') && (i == 0 || b[i - 1] != b'{') => {
+                let name: String = r[i + 1..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
+                    .collect();
+                let end = i + 1 + name.len();
+                let closed = b.get(end) == Some(&b'}') && b.get(end + 1) != Some(&b'}');
+                if closed && name.starts_with(|c: char| c.is_ascii_lowercase()) {
+                    out.push((name, in_code));
+                    i = end;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Checks a pattern's remediation: a placeholder outside code must name one
+/// of the pattern's captures (`captures`); inside code, other names are
+/// left as they are (an f-string's `{local_rank}`).
+pub(crate) fn check(r: &str, captures: &BTreeSet<String>) -> Result<(), String> {
+    for (name, in_code) in placeholders(r) {
+        if !in_code && !captures.contains(&name) {
+            return Err(format!(
+                "remediation names {{{name}}}, which is not a capture of the pattern"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The names of a pattern's captures: its regex's and its facts regexes'.
+pub(crate) fn captures_of(p: &crate::catalog::Pattern) -> BTreeSet<String> {
+    std::iter::once(&p.regex)
+        .chain(&p.facts)
+        .flat_map(|r| r.capture_names().flatten().map(str::to_string))
+        .collect()
+}
+
+/// The remediation with its captures filled in; sentences naming a capture
+/// the finding lacks are dropped (the whole remediation when none is left).
+fn fill(r: &str, d: &Draft, captures: &BTreeSet<String>) -> Option<String> {
+    let used: Vec<String> = placeholders(r)
+        .into_iter()
+        .map(|(n, _)| n)
+        .filter(|n| captures.contains(n))
+        .collect();
+    if used.is_empty() {
+        return Some(r.to_string());
+    }
+    let kept: Vec<String> = sentences(r)
+        .into_iter()
+        .filter_map(|s| {
+            let mut s = s.to_string();
+            for n in &used {
+                let key = format!("{{{n}}}");
+                if !s.contains(&key) {
+                    continue;
+                }
+                let value = d.facts.get(n)?.to_string();
+                let value: String = value.chars().filter(|c| !c.is_control()).collect();
+                s = s.replace(&key, &clip(&value));
+            }
+            Some(s)
+        })
+        .collect();
+    (!kept.is_empty()).then(|| kept.join(" "))
+}
+
+fn clip(s: &str) -> String {
+    if s.len() <= MAX_FILLED {
+        return s.to_string();
+    }
+    let mut end = MAX_FILLED;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// Sentences: split after `. ` outside code spans.
+fn sentences(r: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut in_code = false;
+    let b = r.as_bytes();
+    for i in 0..b.len() {
+        match b[i] {
+            b'`' => in_code = !in_code,
+            b'.' if !in_code && b.get(i + 1) == Some(&b' ') => {
+                out.push(r[start..=i].trim());
+                start = i + 2;
+            }
+            _ => {}
+        }
+    }
+    if start < r.len() {
+        out.push(r[start..].trim());
+    }
+    out.retain(|s| !s.is_empty());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_outside_double_braces() {
+        let p = placeholders("Read ({detail}); `f\"cuda:{local_rank}\"`; `{{.State.OOMKilled}}`");
+        assert_eq!(
+            p,
+            [
+                ("detail".to_string(), false),
+                ("local_rank".to_string(), true)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_placeholder_must_name_a_capture() {
+        let caps: BTreeSet<String> = ["detail".to_string()].into();
+        assert!(check("Read it ({detail}).", &caps).is_ok());
+        assert!(check("Read it ({detial}).", &caps).is_err());
+        assert!(check("Use `f\"cuda:{local_rank}\"`.", &caps).is_ok());
+    }
+
+    #[test]
+    fn commands_are_normalised() {
+        assert_eq!(
+            commands("Set `export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` now"),
+            ["PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"]
+        );
+        assert!(commands("`x`").is_empty());
+    }
+
+    #[test]
+    fn sentences_split_outside_code() {
+        assert_eq!(
+            sentences("Run `a. b` first. Then {x}. Done"),
+            ["Run `a. b` first.", "Then {x}.", "Done"]
+        );
+    }
+}

@@ -1,0 +1,93 @@
+//! Remediations that fit: filtered to the log's framework, the framework's
+//! own first, each command given once, placeholders filled from the facts.
+//! Logs are real captures (`fixtures/`).
+
+mod common;
+
+use common::{finding, report};
+
+const JAX_OOM: &[u8] = include_bytes!("../../../fixtures/gpu/h200-g01_jax_oom.log");
+const TORCH_OOM: &[u8] = include_bytes!("../../../fixtures/real/h200-torch-oom-amp-train.log");
+
+fn names_tensorflow(r: &str) -> bool {
+    r.contains("TensorFlow") || r.contains("TF_") || r.contains("tf.")
+}
+
+#[test]
+fn a_jax_oom_gets_jax_advice_not_tensorflows() {
+    let r = report(JAX_OOM);
+    assert_eq!(r.environment["framework"], "jax");
+    let oom = finding(&r, "cuda.oom");
+    assert!(
+        oom.remediations[0].contains("XLA_PYTHON_CLIENT_PREALLOCATE"),
+        "{:#?}",
+        oom.remediations
+    );
+    assert!(
+        !oom.remediations.iter().any(|r| names_tensorflow(r)),
+        "{:#?}",
+        oom.remediations
+    );
+    // JAX's preallocation switch is given once, though the pattern and the
+    // tf_prealloc cause both say it.
+    let n = oom
+        .remediations
+        .iter()
+        .filter(|r| r.contains("XLA_PYTHON_CLIENT_PREALLOCATE=false"))
+        .count();
+    assert_eq!(n, 1, "{:#?}", oom.remediations);
+}
+
+#[test]
+fn a_pytorch_oom_gets_expandable_segments_once_and_no_other_framework() {
+    let r = report(TORCH_OOM);
+    let oom = finding(&r, "cuda.oom");
+    let advising = oom
+        .remediations
+        .iter()
+        .filter(|r| r.contains("`export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`"))
+        .count();
+    assert_eq!(advising, 1, "{:#?}", oom.remediations);
+    assert!(
+        !oom.remediations
+            .iter()
+            .any(|r| names_tensorflow(r) || r.contains("CuPy")),
+        "{:#?}",
+        oom.remediations
+    );
+    // PyTorch's own advice before generic advice within a cause's list:
+    // everything after the first generic one of memory_pressure's names no
+    // other framework either.
+    assert!(oom.remediations.len() >= 5);
+}
+
+#[test]
+fn a_runtime_errors_message_is_quoted_in_its_advice() {
+    let r = report(b"Traceback (most recent call last):\n  File \"/home/user/train/train.py\", line 40, in <module>\n    loss = criterion(out, y)\nRuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!\n");
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.pattern == "python-runtime-error")
+        .or_else(|| r.findings.first())
+        .unwrap();
+    let quoted = f
+        .remediations
+        .iter()
+        .chain(r.findings.iter().flat_map(|f| &f.remediations))
+        .all(|x| !x.contains("(`detail`)") && !x.contains("{detail}"));
+    assert!(quoted, "{:#?}", r.findings);
+}
+
+#[test]
+fn gpu_library_advice_stays_off_a_missing_python_module() {
+    let r = report(b"Traceback (most recent call last):\n  File \"/home/user/train/train.py\", line 7, in <module>\n    from apex import amp\nModuleNotFoundError: No module named 'apex'\n");
+    let f = finding(&r, "python.missing_module");
+    assert!(
+        !f.remediations
+            .iter()
+            .any(|x| x.contains("libcudnn") || x.contains("CUDA_LAUNCH_BLOCKING")),
+        "{:#?}",
+        f.remediations
+    );
+    assert!(f.remediations[0].contains("python -m pip install"));
+}
