@@ -106,6 +106,10 @@ pub struct Class {
     /// scheduler notices it, after the errors it caused).
     #[serde(default)]
     pub infrastructure: bool,
+    /// A fact whose value the finding's title shows: `signal_name` makes
+    /// "process crashed with a fatal signal (SIGABRT)".
+    #[serde(default)]
+    pub title_fact: Option<String>,
 }
 
 /// What a class names: a failure the log shows, or a status code a failure
@@ -349,6 +353,7 @@ pub struct Catalog {
     evidence: Vec<crate::culprit::EvidenceRule>,
     knowledge: Vec<crate::knowledge::KnowledgeRule>,
     frameworks: Vec<crate::knowledge::Framework>,
+    signals: crate::knowledge::Signals,
     warning_order: Vec<String>,
     causes: Vec<Cause>,
     patterns: Vec<Pattern>,
@@ -516,6 +521,7 @@ impl Catalog {
         let mut evidence: Vec<crate::culprit::EvidenceRule> = Vec::new();
         let mut knowledge: Vec<(String, crate::knowledge::RuleEntry)> = Vec::new();
         let mut frameworks: Vec<crate::knowledge::Framework> = Vec::new();
+        let mut signals = crate::knowledge::Signals::default();
         let mut raw: Vec<(String, PatternFile)> = Vec::new();
         let mut probes: Vec<Probe> = Vec::new();
         let mut compat = crate::compat::Compat::default();
@@ -558,6 +564,24 @@ impl Catalog {
                         }
                         frameworks.retain(|old| old.id != fw.id);
                         frameworks.push(fw);
+                    }
+                    if let Some(sf) = f.signals {
+                        signals.facts = sf.facts;
+                    }
+                    for sig in f.signal {
+                        if sig
+                            .words
+                            .iter()
+                            .any(|w| w.is_empty() || w.to_lowercase() != *w)
+                        {
+                            return Err(bad(
+                                name,
+                                "signal.words",
+                                format!("{}: words are non-empty and lower case", sig.name),
+                            ));
+                        }
+                        signals.signals.retain(|old| old.name != sig.name);
+                        signals.signals.push(sig);
                     }
                 }
                 "statuses" => {
@@ -693,6 +717,7 @@ impl Catalog {
             evidence,
             knowledge: rules,
             frameworks,
+            signals,
             warning_order,
             causes,
             patterns,
@@ -743,6 +768,12 @@ impl Catalog {
         &self.frameworks
     }
 
+    /// The signal table (`diagnosis.toml`), which names the signal a
+    /// process died of from a finding's facts.
+    pub fn signals(&self) -> &crate::knowledge::Signals {
+        &self.signals
+    }
+
     /// The lines that tell which rank of a distributed job is at fault
     /// (`culprit.toml`).
     pub fn evidence_rules(&self) -> &[crate::culprit::EvidenceRule] {
@@ -768,6 +799,7 @@ impl Catalog {
             evidence: self.evidence.clone(),
             knowledge: self.knowledge.clone(),
             frameworks: self.frameworks.clone(),
+            signals: self.signals.clone(),
             warning_order: self.warning_order.clone(),
             causes: self.causes.clone(),
             probes: Vec::new(),

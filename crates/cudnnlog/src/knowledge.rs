@@ -32,6 +32,9 @@ pub enum Read {
     Message,
     /// An environment field of the finding's source (`env:framework_version`).
     Env(String),
+    /// Another finding of the same source, as `CLASS PATTERN-ID`
+    /// (`host.oom_killed host-oom-killed-kernel`): evidence that co-occurs.
+    Finding,
 }
 
 impl Read {
@@ -40,6 +43,7 @@ impl Read {
             Some(("fact", f)) if !f.is_empty() => Some(Read::Fact(f.to_string())),
             Some(("env", f)) if !f.is_empty() => Some(Read::Env(f.to_string())),
             None if s == "message" => Some(Read::Message),
+            None if s == "finding" => Some(Read::Finding),
             _ => None,
         }
     }
@@ -95,6 +99,90 @@ pub struct Framework {
     pub markers: Vec<String>,
 }
 
+/// A signal a process can die of, and how logs spell it.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Signal {
+    /// `SIGSEGV`, …
+    pub name: String,
+    /// Its number on Linux.
+    pub number: u32,
+    /// How shells and libraries describe it (lower case), in several
+    /// languages.
+    pub words: Vec<String>,
+}
+
+/// The facts that may give a signal.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignalFacts {
+    pub facts: Vec<String>,
+}
+
+/// The signal table: names a signal from a finding's facts.
+#[derive(Clone, Debug, Default)]
+pub struct Signals {
+    /// The facts read, in order.
+    pub facts: Vec<String>,
+    pub signals: Vec<Signal>,
+}
+
+impl Signals {
+    /// The signal one value means: a name (`SIGABRT`, `Signals.SIGABRT`),
+    /// a number, an exit code (`-6`, `134`), or a description (`Aborted`,
+    /// `Speicherzugriffsfehler (Speicherabzug geschrieben)`).
+    ///
+    /// ```
+    /// let catalog = cudnnlog::Catalog::builtin().unwrap();
+    /// let s = catalog.signals();
+    /// assert_eq!(s.name("Aborted (core dumped)").unwrap().name, "SIGABRT");
+    /// assert_eq!(s.name("-6").unwrap().name, "SIGABRT");
+    /// assert_eq!(s.name("139").unwrap().name, "SIGSEGV");
+    /// assert_eq!(s.name("SIGBUS").unwrap().number, 7);
+    /// assert!(s.name("1").is_none());
+    /// ```
+    pub fn name(&self, value: &str) -> Option<&Signal> {
+        let v = value.trim();
+        if let Some(sig) = self.signals.iter().find(|s| v.ends_with(s.name.as_str())) {
+            return Some(sig);
+        }
+        if let Ok(n) = v.parse::<i64>() {
+            let n = match n {
+                -64..=-1 => -n,
+                129..=192 => n - 128,
+                1..=64 if !v.starts_with('+') => n,
+                _ => return None,
+            };
+            // A bare small number is a signal number only where the fact
+            // says so; exit codes 1..=64 are ordinary failures.
+            return self.signals.iter().find(|s| i64::from(s.number) == n);
+        }
+        let lower = v.to_lowercase();
+        self.signals
+            .iter()
+            .find(|s| s.words.iter().any(|w| lower.starts_with(w.as_str())))
+    }
+
+    /// The signal a finding's facts give, reading the configured facts in
+    /// order. `exit_code` is read as an exit code only (1..=64 is not a
+    /// signal there).
+    pub fn of_facts(
+        &self,
+        facts: &std::collections::BTreeMap<String, crate::facts::Fact>,
+    ) -> Option<&Signal> {
+        self.facts.iter().find_map(|f| {
+            let v = facts.get(f)?.to_string();
+            if f == "exit_code" {
+                let n: i64 = v.trim().parse().ok()?;
+                if (1..=64).contains(&n) {
+                    return None;
+                }
+            }
+            self.name(&v)
+        })
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct KnowledgeFile {
@@ -102,6 +190,10 @@ pub(crate) struct KnowledgeFile {
     pub rule: Vec<RuleEntry>,
     #[serde(default)]
     pub framework: Vec<Framework>,
+    #[serde(default)]
+    pub signals: Option<SignalFacts>,
+    #[serde(default)]
+    pub signal: Vec<Signal>,
 }
 
 #[derive(Deserialize)]
@@ -167,7 +259,7 @@ impl RuleEntry {
             return fail(
                 "rule.read",
                 format!(
-                    "{:?} is not `message`, `fact:NAME` or `env:FIELD`",
+                    "{:?} is not `message`, `finding`, `fact:NAME` or `env:FIELD`",
                     self.read
                 ),
             );

@@ -334,6 +334,13 @@ impl<'c> FindingsSink<'c> {
             .collect();
         let mut drafts = drafts;
         crate::diagnose::escalate(catalog, &mut drafts);
+        // Name the signal a process died of, whatever words the log used.
+        for d in &mut drafts {
+            if let Some(sig) = catalog.signals().of_facts(&d.facts) {
+                let name = crate::facts::Fact::Text(sig.name.clone());
+                d.facts.insert("signal_name".to_string(), name);
+            }
+        }
         let dx = diagnose(catalog, &drafts, &env, sources.len());
         let unclassified = self
             .templates
@@ -370,9 +377,12 @@ impl<'c> FindingsSink<'c> {
                     per_finding.next().expect("one diagnosis per finding");
                 let pattern = &catalog.patterns()[d.pattern];
                 Finding {
-                    title: catalog
-                        .class(&d.class)
-                        .map_or_else(String::new, |c| c.title.clone()),
+                    title: catalog.class(&d.class).map_or_else(String::new, |c| {
+                        match c.title_fact.as_ref().and_then(|f| d.facts.get(f)) {
+                            Some(v) => format!("{} ({v})", c.title),
+                            None => c.title.clone(),
+                        }
+                    }),
                     pattern: pattern.id.clone(),
                     confidence: Some(pattern.confidence).filter(|c| *c < 1.0),
                     preview: pattern.stability == crate::catalog::Stability::Preview,

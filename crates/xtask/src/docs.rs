@@ -168,6 +168,7 @@ pub fn knowledge_table() -> Result<String> {
             cudnnlog::knowledge::Read::Fact(f) => format!("fact `{f}`"),
             cudnnlog::knowledge::Read::Message => "message".to_string(),
             cudnnlog::knowledge::Read::Env(f) => format!("environment `{f}`"),
+            cudnnlog::knowledge::Read::Finding => "other findings of the log".to_string(),
         };
         let classes: Vec<String> = r.classes.iter().map(|c| format!("`{c}`")).collect();
         let effect: Vec<String> = r

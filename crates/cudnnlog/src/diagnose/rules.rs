@@ -587,23 +587,38 @@ fn knowledge(ctx: &Ctx<'_>, ws: &mut Weights) {
                 continue;
             }
         }
-        let (value, line) = match &rule.read {
-            Read::Fact(f) => match d.facts.get(f) {
-                Some(v) => (v.to_string(), d.first.line),
-                None => continue,
-            },
-            Read::Message => (d.message.clone(), d.first.line),
-            Read::Env(f) => match seen(ctx.env, f) {
-                Some((v, l)) => (v.to_string(), l),
-                None => continue,
-            },
+        let read: Vec<(String, u64)> = match &rule.read {
+            Read::Fact(f) => d
+                .facts
+                .get(f)
+                .map(|v| (v.to_string(), d.first.line))
+                .into_iter()
+                .collect(),
+            Read::Message => vec![(d.message.clone(), d.first.line)],
+            Read::Env(f) => seen(ctx.env, f)
+                .map(|(v, l)| (v.to_string(), l))
+                .into_iter()
+                .collect(),
+            Read::Finding => ctx
+                .drafts
+                .iter()
+                .enumerate()
+                .filter(|(j, o)| *j != ctx.index && o.first.source == d.first.source)
+                .map(|(_, o)| {
+                    let id = &ctx.catalog.patterns()[o.pattern].id;
+                    (format!("{} {id}", o.class), o.first.line)
+                })
+                .collect(),
         };
-        let Some(m) = rule.regex.find(&value) else {
+        let Some((m, value, line)) = read
+            .iter()
+            .find_map(|(v, l)| rule.regex.find(v).map(|m| (m, v, *l)))
+        else {
             continue;
         };
         for (cause, factor) in &rule.factors {
             if *factor >= 1.0 {
-                let why = Some(evidence(rule, m.as_str(), &value, line));
+                let why = Some(evidence(rule, m.as_str(), value, line));
                 if rule.add {
                     ws.add(cause, *factor, why);
                 } else {
