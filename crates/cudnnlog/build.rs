@@ -43,6 +43,41 @@ fn main() {
         ));
     }
     code.push_str("];\n");
-    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("builtin_catalog.rs");
-    std::fs::write(out, code).unwrap();
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    std::fs::write(out_dir.join("builtin_catalog.rs"), code).unwrap();
+    std::fs::write(out_dir.join("ids.rs"), ids(&root)).unwrap();
+}
+
+/// Constants for every class and cause id of the built-in catalog, so that
+/// code naming an id that does not exist does not compile.
+fn ids(root: &Path) -> String {
+    let mut code = String::new();
+    for (file, module, what) in [
+        ("classes.toml", "class", "class"),
+        ("causes.toml", "cause", "cause"),
+    ] {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        code.push_str(&format!(
+            "/// The built-in catalog's {what} ids (`patterns/{file}`).\npub mod {module} {{\n"
+        ));
+        let mut all = Vec::new();
+        for line in text.lines() {
+            let Some(id) = line
+                .strip_prefix("id = \"")
+                .and_then(|r| r.strip_suffix('"'))
+            else {
+                continue;
+            };
+            let name = id.to_ascii_uppercase().replace(['.', '-'], "_");
+            code.push_str(&format!(
+                "    /// `{id}`\n    pub const {name}: &str = {id:?};\n"
+            ));
+            all.push(name);
+        }
+        code.push_str(&format!(
+            "    /// Every {what} id above.\n    pub const ALL: &[&str] = &[{}];\n}}\n",
+            all.join(", ")
+        ));
+    }
+    code
 }

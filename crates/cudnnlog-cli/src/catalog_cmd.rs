@@ -4,6 +4,7 @@
 
 use crate::render::sanitize;
 use cudnnlog::catalog::{Catalog, Pattern, Severity};
+use cudnnlog::ids::cause;
 use std::fmt::Write as _;
 use std::io::Write;
 use tabled::settings::{object::Columns, Modify, Style, Width};
@@ -223,7 +224,7 @@ fn compat_rows(catalog: &Catalog, cause: &str, out: &mut String) {
             let _ = writeln!(out, "  … {} older rows in the file", rows.len() - shown);
         }
     };
-    if matches!(cause, "version_mismatch" | "library_conflict") {
+    if matches!(cause, cause::VERSION_MISMATCH | cause::LIBRARY_CONFLICT) {
         section(
             "PyTorch wheels and the cuDNN they bundle",
             "torch      cuda   cudnn     date        source",
@@ -253,7 +254,7 @@ fn compat_rows(catalog: &Catalog, cause: &str, out: &mut String) {
                 .collect(),
         );
     }
-    if cause == "driver_too_old" {
+    if cause == cause::DRIVER_TOO_OLD {
         section(
             "CUDA releases and the oldest Linux driver they run on",
             "cuda   min driver   date        source",
@@ -269,7 +270,7 @@ fn compat_rows(catalog: &Catalog, cause: &str, out: &mut String) {
                 .collect(),
         );
     }
-    if cause == "arch_unsupported" {
+    if cause == cause::ARCH_UNSUPPORTED {
         section(
             "GPU architectures and the first CUDA and cuDNN that support them",
             "arch        capability      min cuda  min cudnn  source",

@@ -106,6 +106,11 @@ pub struct Class {
     /// scheduler notices it, after the errors it caused).
     #[serde(default)]
     pub infrastructure: bool,
+    /// An error that breaks the CUDA context: later CUDA, cuDNN, cuBLAS and
+    /// NCCL errors of the same process are its fallout (an illegal address,
+    /// a device-side assert, a launch failure, an Xid).
+    #[serde(default)]
+    pub sticky: bool,
     /// A fact whose value the finding's title shows: `signal_name` makes
     /// "process crashed with a fatal signal (SIGABRT)".
     #[serde(default)]

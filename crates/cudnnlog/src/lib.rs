@@ -46,6 +46,19 @@ pub mod facts;
 pub mod fragments;
 pub mod framer;
 pub mod knowledge;
+/// Constants for the built-in catalog's class and cause ids, generated from
+/// `patterns/classes.toml` and `patterns/causes.toml`: code that names an id
+/// uses these, so a typo does not compile.
+///
+/// ```
+/// use cudnnlog::ids::{cause, class};
+/// let catalog = cudnnlog::Catalog::builtin().unwrap();
+/// assert!(catalog.class(class::CUDA_OOM).is_some());
+/// assert!(catalog.cause(cause::FRAGMENTATION).is_some());
+/// ```
+pub mod ids {
+    include!(concat!(env!("OUT_DIR"), "/ids.rs"));
+}
 pub mod prefix;
 pub mod report;
 mod scan;

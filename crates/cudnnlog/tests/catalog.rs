@@ -242,3 +242,14 @@ fn status_tables_name_the_class_of_any_spelling() {
         some("nccl.error")
     );
 }
+
+/// The generated id constants name exactly the built-in catalog's classes
+/// and causes: code that names an id through them cannot name a missing one.
+#[test]
+fn id_constants_match_the_catalog() {
+    let catalog = cudnnlog::Catalog::builtin().unwrap();
+    let classes: Vec<&str> = catalog.classes().iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(cudnnlog::ids::class::ALL, &classes[..]);
+    let causes: Vec<&str> = catalog.causes().iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(cudnnlog::ids::cause::ALL, &causes[..]);
+}

@@ -275,7 +275,7 @@ pub fn family(class: Option<&str>) -> &'static str {
     let (head, _) = class.split_once('.').unwrap_or((class, ""));
     match head {
         "cudnn" => "cuDNN",
-        _ if class == "cuda.oom" => "GPU memory",
+        _ if class == cudnnlog::ids::class::CUDA_OOM => "GPU memory",
         "cuda" | "cublas" | "other" => "CUDA",
         "nccl" | "dist" => "distributed",
         "container" | "sched" => "container/scheduler",

@@ -30,14 +30,13 @@
 
 use super::{Ctx, Draft, Weights};
 use crate::catalog::{Catalog, Severity};
+use crate::ids::{cause, class};
 
-/// Errors that break the CUDA context for every later call.
-const STICKY: &[&str] = &[
-    "cuda.illegal_address",
-    "cuda.device_assert",
-    "cuda.launch_failure",
-    "cuda.ecc_xid",
-];
+/// Whether `class` breaks the CUDA context for every later call
+/// (`sticky` in `classes.toml`).
+fn is_sticky(catalog: &Catalog, class: &str) -> bool {
+    catalog.class(class).is_some_and(|c| c.sticky)
+}
 
 /// How many lines before a termination report a warning is taken for the
 /// process's last words.
@@ -49,9 +48,9 @@ fn follows_sticky(d: &Draft) -> bool {
         || d.class.starts_with("nccl.")
         || matches!(
             d.class.as_str(),
-            "cublas.error" | "python.runtime_error" | "proc.segfault"
+            class::CUBLAS_ERROR | class::PYTHON_RUNTIME_ERROR | class::PROC_SEGFAULT
         );
-    family_hit && d.class != "cuda.oom"
+    family_hit && d.class != class::CUDA_OOM
 }
 
 fn is_termination(catalog: &Catalog, d: &Draft) -> bool {
@@ -120,7 +119,7 @@ fn follows_infrastructure(d: &Draft) -> bool {
     matches!(
         d.family(),
         "cuda" | "cudnn" | "cublas" | "nccl" | "dist" | "proc" | "host" | "python"
-    ) && d.class != "cuda.oom"
+    ) && d.class != class::CUDA_OOM
 }
 
 /// For each finding, the finding it follows from, if any: an earlier one,
@@ -154,7 +153,7 @@ pub(crate) fn link(catalog: &Catalog, drafts: &[Draft]) -> Vec<Option<usize>> {
             })
         };
         caused_by[i] = if follows_sticky(d) {
-            earlier(&|e| STICKY.contains(&e.class.as_str()))
+            earlier(&|e| is_sticky(catalog, &e.class))
         } else {
             None
         }
@@ -237,7 +236,7 @@ pub(crate) fn explain(ctx: &Ctx<'_>, cause: &Draft, ws: &mut Weights) {
             "{} on line {} explains it: the hardware or the node the process ran on failed",
             cause.class, cause.first.line
         )
-    } else if STICKY.contains(&cause.class.as_str()) && follows_sticky(d) {
+    } else if is_sticky(ctx.catalog, &cause.class) && follows_sticky(d) {
         format!(
             "follows {} on line {}: after it the CUDA context is broken and later GPU calls fail too",
             cause.class, cause.first.line
@@ -262,11 +261,11 @@ pub(crate) fn explain(ctx: &Ctx<'_>, cause: &Draft, ws: &mut Weights) {
         .class(&cause.class)
         .is_some_and(|c| c.infrastructure)
     {
-        "hardware_fault"
+        cause::HARDWARE_FAULT
     } else if d.family() == "nccl" {
-        "comm_failure"
+        cause::COMM_FAILURE
     } else {
-        "code_bug"
+        cause::CODE_BUG
     };
     ws.add(id, 3.0, Some(why));
 }

@@ -4,25 +4,26 @@
 use super::Ctx;
 use crate::compat::cmp_versions;
 use crate::facts::human_bytes as h;
+use crate::ids::{cause, class};
 use std::cmp::Ordering;
 
 /// Tailored remediations for one likely cause of the finding in `ctx`.
 pub(crate) fn tailored(ctx: &Ctx<'_>, cause: &str) -> Vec<String> {
     let out: Option<String> = match cause {
-        "memory_pressure" => batch_size(ctx),
-        "fragmentation" => fragmentation(ctx),
-        "foreign_process" => foreign(ctx),
-        "version_mismatch" => reinstall(ctx),
-        "library_conflict" => conflict(ctx).or_else(|| reinstall(ctx)),
-        "driver_too_old" => driver(ctx),
-        "tf_prealloc" => Some(
+        cause::MEMORY_PRESSURE => batch_size(ctx),
+        cause::FRAGMENTATION => fragmentation(ctx),
+        cause::FOREIGN_PROCESS => foreign(ctx),
+        cause::VERSION_MISMATCH => reinstall(ctx),
+        cause::LIBRARY_CONFLICT => conflict(ctx).or_else(|| reinstall(ctx)),
+        cause::DRIVER_TOO_OLD => driver(ctx),
+        cause::TF_PREALLOC => Some(
             "Let TensorFlow grow its memory instead of taking it all at start-up: `export TF_FORCE_GPU_ALLOW_GROWTH=true` (or `tf.config.experimental.set_memory_growth(gpu, True)` before any op). Check: `nvidia-smi` shows TensorFlow's memory growing with the job rather than nearly the whole GPU at once.".into(),
         ),
-        "code_bug" => launch_blocking(ctx),
-        "comm_failure" => culprit_first(ctx),
-        "benchmark_autotune" => benchmark(ctx),
-        "arch_unsupported" => arch(ctx),
-        "deterministic_mode" => deterministic(ctx),
+        cause::CODE_BUG => launch_blocking(ctx),
+        cause::COMM_FAILURE => culprit_first(ctx),
+        cause::BENCHMARK_AUTOTUNE => benchmark(ctx),
+        cause::ARCH_UNSUPPORTED => arch(ctx),
+        cause::DETERMINISTIC_MODE => deterministic(ctx),
         _ => None,
     };
     out.into_iter().collect()
@@ -183,7 +184,7 @@ fn launch_blocking(ctx: &Ctx<'_>) -> Option<String> {
     let d = ctx.draft();
     if !matches!(
         d.class.as_str(),
-        "cuda.device_assert" | "cuda.illegal_address" | "cuda.launch_failure"
+        class::CUDA_DEVICE_ASSERT | class::CUDA_ILLEGAL_ADDRESS | class::CUDA_LAUNCH_FAILURE
     ) {
         return None;
     }
@@ -225,7 +226,7 @@ fn arch(ctx: &Ctx<'_>) -> Option<String> {
 fn deterministic(ctx: &Ctx<'_>) -> Option<String> {
     let d = ctx.draft();
     let op = d.text("op").map_or(String::new(), |o| format!(" `{o}`"));
-    (d.class == "torch.nondeterministic" || ctx.env.get("deterministic") == Some("true")).then(|| {
+    (d.class == class::TORCH_NONDETERMINISTIC || ctx.env.get("deterministic") == Some("true")).then(|| {
         format!(
             "Keep determinism where it exists and let the operation{op} run anyway: `torch.use_deterministic_algorithms(True, warn_only=True)` (or turn determinism off for this run). Check: the run continues and logs a warning for that operation instead of failing."
         )

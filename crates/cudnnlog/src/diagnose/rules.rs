@@ -11,6 +11,7 @@ use super::{Ctx, Draft, Weights};
 use crate::compat::cmp_versions;
 use crate::environment::Environment;
 use crate::facts::human_bytes as h;
+use crate::ids::{cause, class};
 use crate::knowledge::{evidence, Read};
 use std::cmp::Ordering;
 
@@ -70,7 +71,7 @@ pub(crate) fn memory_numbers(d: &Draft, ws: &mut Weights) {
     if let Some(t) = total {
         if req > t {
             ws.add(
-                "code_bug",
+                cause::CODE_BUG,
                 20.0,
                 Some(format!(
                     "line {line}: one allocation of {} is more than the GPU's whole {}",
@@ -83,7 +84,7 @@ pub(crate) fn memory_numbers(d: &Draft, ws: &mut Weights) {
     if let Some(a) = allowed {
         if req > a {
             ws.add(
-                "input_shape",
+                cause::INPUT_SHAPE,
                 6.0,
                 Some(format!(
                     "line {line}: one allocation of {} exceeds the {} the process may use at all",
@@ -93,7 +94,7 @@ pub(crate) fn memory_numbers(d: &Draft, ws: &mut Weights) {
             );
         }
         ws.add(
-            "memory_pressure",
+            cause::MEMORY_PRESSURE,
             2.0,
             Some(format!(
                 "line {line}: requested {} with {} allowed to the process (a per-process cap)",
@@ -104,7 +105,7 @@ pub(crate) fn memory_numbers(d: &Draft, ws: &mut Weights) {
     } else if let Some(f) = free {
         if f < req {
             ws.add(
-                "memory_pressure",
+                cause::MEMORY_PRESSURE,
                 2.0,
                 Some(format!(
                     "line {line}: requested {} with only {} free",
@@ -122,7 +123,7 @@ pub(crate) fn memory_numbers(d: &Draft, ws: &mut Weights) {
     if let (Some(f), Some(u)) = (free, unalloc) {
         if f < req && req <= f + u && !cached {
             ws.add(
-                "fragmentation",
+                cause::FRAGMENTATION,
                 8.0,
                 Some(format!(
                     "line {line}: {} free + {} reserved but unallocated = {} would cover the {} request if it were one block",
@@ -132,14 +133,14 @@ pub(crate) fn memory_numbers(d: &Draft, ws: &mut Weights) {
                     h(req)
                 )),
             );
-            ws.boost("memory_pressure", 0.6, None);
+            ws.boost(cause::MEMORY_PRESSURE, 0.6, None);
             cached = true;
         }
     }
     if let (Some(cap), Some(a), Some(u)) = (cap, allocated, unalloc) {
         if !cached && a + req <= cap && a + u + req > cap {
             ws.add(
-                "fragmentation",
+                cause::FRAGMENTATION,
                 8.0,
                 Some(format!(
                     "line {line}: the request would fit if the cached memory could be reused: {} allocated + {} requested = {} ≤ {} usable, but {} sat reserved and unallocated",
@@ -150,14 +151,14 @@ pub(crate) fn memory_numbers(d: &Draft, ws: &mut Weights) {
                     h(u)
                 )),
             );
-            ws.boost("memory_pressure", 0.6, None);
+            ws.boost(cause::MEMORY_PRESSURE, 0.6, None);
             cached = true;
         }
     }
     if let Some(u) = unalloc.filter(|_| !cached) {
         if u >= req || (u as f64) >= 0.25 * allowed.or(total).unwrap_or(u64::MAX) as f64 {
             ws.add(
-                "fragmentation",
+                cause::FRAGMENTATION,
                 4.0,
                 Some(format!(
                     "line {line}: {} reserved by the allocator but unallocated (the request was {})",
@@ -166,7 +167,7 @@ pub(crate) fn memory_numbers(d: &Draft, ws: &mut Weights) {
                 )),
             );
         } else if (u as f64) < 0.05 * req as f64 {
-            ws.boost("fragmentation", 0.2, None);
+            ws.boost(cause::FRAGMENTATION, 0.2, None);
         }
     }
     // Memory held outside this process: named by PyTorch ("Process N has X
@@ -183,7 +184,7 @@ pub(crate) fn memory_numbers(d: &Draft, ws: &mut Weights) {
         if o > (1u64 << 30).max(t / 20) {
             let enough = o >= req;
             ws.add(
-                "foreign_process",
+                cause::FOREIGN_PROCESS,
                 if enough { 10.0 } else { 5.0 },
                 Some(format!(
                     "line {line}: other processes hold about {} of the GPU's {}{}",
@@ -198,11 +199,11 @@ pub(crate) fn memory_numbers(d: &Draft, ws: &mut Weights) {
             );
             if enough {
                 // Freeing the GPU is the fix, however the cache is split.
-                ws.boost("memory_pressure", 0.5, None);
-                ws.boost("fragmentation", 0.5, None);
+                ws.boost(cause::MEMORY_PRESSURE, 0.5, None);
+                ws.boost(cause::FRAGMENTATION, 0.5, None);
             }
         } else {
-            ws.boost("foreign_process", 0.2, None);
+            ws.boost(cause::FOREIGN_PROCESS, 0.2, None);
         }
     }
 }
@@ -211,7 +212,10 @@ pub(crate) fn memory_numbers(d: &Draft, ws: &mut Weights) {
 /// the machine, and the process may load either.
 fn two_copies(ctx: &Ctx<'_>, ws: &mut Weights) {
     let class = &ctx.draft().class;
-    if !(is_cudnn_or_conv(class) || class == "proc.segfault" || class == "cuda.no_kernel_image") {
+    if !(is_cudnn_or_conv(class)
+        || class == class::PROC_SEGFAULT
+        || class == class::CUDA_NO_KERNEL_IMAGE)
+    {
         return;
     }
     let copies = ctx.env.values("cudnn");
@@ -227,8 +231,8 @@ fn two_copies(ctx: &Ctx<'_>, ws: &mut Weights) {
         copies.len(),
         listed.join(", ")
     );
-    ws.add("library_conflict", 4.0, Some(why.clone()));
-    ws.boost("version_mismatch", 1.5, None);
+    ws.add(cause::LIBRARY_CONFLICT, 4.0, Some(why.clone()));
+    ws.boost(cause::VERSION_MISMATCH, 1.5, None);
 }
 
 /// The framework's own bundle (`patterns/compat.toml`): a cuDNN in the log
@@ -296,12 +300,12 @@ fn framework_bundle(ctx: &Ctx<'_>, ws: &mut Weights) {
         if bundled_present {
             // The right copy is there too: the wrong one is found first.
             ws.add(
-                "library_conflict",
+                cause::LIBRARY_CONFLICT,
                 3.0,
                 Some(format!("{why}; the bundled copy is in the log as well, so another copy is loaded in front of it")),
             );
         } else {
-            ws.add("version_mismatch", 3.0, Some(why));
+            ws.add(cause::VERSION_MISMATCH, 3.0, Some(why));
         }
     }
 }
@@ -316,7 +320,7 @@ fn mismatch_message(d: &Draft, ws: &mut Weights) {
     {
         if loaded != compiled {
             ws.add(
-                "version_mismatch",
+                cause::VERSION_MISMATCH,
                 3.0,
                 Some(format!(
                     "line {}: built with cuDNN {compiled}, loaded {loaded}",
@@ -339,7 +343,7 @@ fn driver(ctx: &Ctx<'_>, ws: &mut Weights) {
     };
     if cmp_versions(drv, &req.min_driver) == Ordering::Less {
         ws.add(
-            "driver_too_old",
+            cause::DRIVER_TOO_OLD,
             DEFINITIVE,
             Some(format!(
                 "line {dline}: driver {drv} is older than the {} that CUDA {cuda} (line {cline}) needs",
@@ -347,7 +351,7 @@ fn driver(ctx: &Ctx<'_>, ws: &mut Weights) {
             )),
         );
     } else {
-        ws.boost("driver_too_old", 0.3, None);
+        ws.boost(cause::DRIVER_TOO_OLD, 0.3, None);
     }
 }
 
@@ -367,7 +371,7 @@ fn architecture(ctx: &Ctx<'_>, ws: &mut Weights) {
         if cmp_versions(cudnn, &arch.min_cudnn) == Ordering::Less {
             unsupported = true;
             ws.add(
-                "arch_unsupported",
+                cause::ARCH_UNSUPPORTED,
                 DEFINITIVE,
                 Some(format!(
                     "line {line}: cuDNN {cudnn} predates {} support for {gpu} ({}; first supported by cuDNN {})",
@@ -378,20 +382,20 @@ fn architecture(ctx: &Ctx<'_>, ws: &mut Weights) {
             // The seed documents' advice: Ampere with cuDNN before 8.4 often
             // fails to build execution plans for some convolutions.
             ws.add(
-                "arch_unsupported",
+                cause::ARCH_UNSUPPORTED,
                 3.0,
                 Some(format!(
                     "line {line}: cuDNN {cudnn} on an Ampere GPU ({gpu}); releases before 8.4 handle some Ampere convolutions poorly"
                 )),
             );
-            ws.boost("version_mismatch", 1.5, None);
+            ws.boost(cause::VERSION_MISMATCH, 1.5, None);
         }
     }
     if let Some((cuda, line)) = seen(env, "cuda") {
         if cmp_versions(cuda, &arch.min_cuda) == Ordering::Less {
             unsupported = true;
             ws.add(
-                "arch_unsupported",
+                cause::ARCH_UNSUPPORTED,
                 DEFINITIVE,
                 Some(format!(
                     "line {line}: CUDA {cuda} predates {} support for {gpu} (first supported by CUDA {})",
@@ -401,7 +405,7 @@ fn architecture(ctx: &Ctx<'_>, ws: &mut Weights) {
         }
     }
     if !unsupported {
-        ws.boost("arch_unsupported", 0.3, None);
+        ws.boost(cause::ARCH_UNSUPPORTED, 0.3, None);
     }
 }
 
@@ -413,14 +417,14 @@ fn settings(ctx: &Ctx<'_>, ws: &mut Weights) {
     if let Some((v, line)) = seen(env, "deterministic") {
         if v == "true" {
             ws.boost(
-                "deterministic_mode",
+                cause::DETERMINISTIC_MODE,
                 4.0,
                 Some(format!(
                     "line {line}: deterministic algorithms are on, which narrows cuDNN's choice"
                 )),
             );
         } else {
-            ws.boost("deterministic_mode", 0.2, None);
+            ws.boost(cause::DETERMINISTIC_MODE, 0.2, None);
         }
     }
     if let Some((v, line)) = seen(env, "cudnn_benchmark") {
@@ -431,7 +435,7 @@ fn settings(ctx: &Ctx<'_>, ws: &mut Weights) {
                 .is_some_and(|(f, r)| f < r)
                 || d.int("allowed_bytes").is_some();
             ws.boost(
-                "benchmark_autotune",
+                cause::BENCHMARK_AUTOTUNE,
                 if tight { 3.0 } else { 2.0 },
                 Some(format!(
                     "line {line}: cudnn.benchmark is on: cuDNN tries every algorithm, with extra workspace{}",
@@ -439,20 +443,20 @@ fn settings(ctx: &Ctx<'_>, ws: &mut Weights) {
                 )),
             );
         } else {
-            ws.boost("benchmark_autotune", 0.3, None);
+            ws.boost(cause::BENCHMARK_AUTOTUNE, 0.3, None);
         }
     }
     if let Some((v, line)) = seen(env, "amp") {
         if v == "true" {
             let odd_conv = d.message.contains("groups=") || d.message.contains("dilation=");
             ws.boost(
-                "half_precision",
+                cause::HALF_PRECISION,
                 if odd_conv { 3.0 } else { 2.0 },
                 Some(format!("line {line}: the run trains in mixed precision")),
             );
             if odd_conv {
                 ws.boost(
-                    "unsupported_config",
+                    cause::UNSUPPORTED_CONFIG,
                     2.0,
                     Some(format!(
                         "line {}: a grouped or dilated convolution in half precision",
@@ -469,16 +473,16 @@ fn settings(ctx: &Ctx<'_>, ws: &mut Weights) {
     if tf
         && matches!(
             d.class.as_str(),
-            "cuda.oom"
-                | "cudnn.not_initialized"
-                | "cudnn.conv_algo_failed"
-                | "cudnn.internal_error"
+            class::CUDA_OOM
+                | class::CUDNN_NOT_INITIALIZED
+                | class::CUDNN_CONV_ALGO_FAILED
+                | class::CUDNN_INTERNAL_ERROR
         )
     {
         match seen(env, "memory_growth") {
-            Some(("true", _)) => ws.boost("tf_prealloc", 0.2, None),
+            Some(("true", _)) => ws.boost(cause::TF_PREALLOC, 0.2, None),
             _ => ws.add(
-                "tf_prealloc",
+                cause::TF_PREALLOC,
                 2.0,
                 Some("TensorFlow runs without memory growth in this log, so it reserves most of the GPU at start-up".into()),
             ),
@@ -510,9 +514,9 @@ fn timing(ctx: &Ctx<'_>, ws: &mut Weights) {
             "line {}: it failed at the start, before any training step, with little memory in use",
             d.first.line
         );
-        ws.boost("version_mismatch", 2.0, Some(why));
-        ws.boost("library_conflict", 2.0, None);
-        ws.boost("library_missing", 2.0, None);
+        ws.boost(cause::VERSION_MISMATCH, 2.0, Some(why));
+        ws.boost(cause::LIBRARY_CONFLICT, 2.0, None);
+        ws.boost(cause::LIBRARY_MISSING, 2.0, None);
     }
     // The same step twice, far apart: the job was restarted (resumed) and
     // failed at the same place again. Lines of one incident are close.
@@ -522,7 +526,7 @@ fn timing(ctx: &Ctx<'_>, ws: &mut Weights) {
         && d.last.line.saturating_sub(d.first.line) > RESTART_GAP
     {
         ws.boost(
-            "input_shape",
+            cause::INPUT_SHAPE,
             2.5,
             Some(format!(
                 "{} occurrences, all at step {}",
@@ -532,16 +536,16 @@ fn timing(ctx: &Ctx<'_>, ws: &mut Weights) {
         );
     }
     if let Some(step) = d.first_progress.step.filter(|&s| s > 0) {
-        if d.class == "cudnn.execution_failed" {
+        if d.class == class::CUDNN_EXECUTION_FAILED {
             ws.boost(
-                "memory_pressure",
+                cause::MEMORY_PRESSURE,
                 1.3,
                 Some(format!(
                     "line {}: it failed mid-run (step {step}), after earlier steps worked",
                     d.first.line
                 )),
             );
-            ws.boost("fragmentation", 1.3, None);
+            ws.boost(cause::FRAGMENTATION, 1.3, None);
         }
     }
 }
@@ -550,24 +554,24 @@ fn timing(ctx: &Ctx<'_>, ws: &mut Weights) {
 /// failure points at memory.
 fn co_occurring(ctx: &Ctx<'_>, ws: &mut Weights) {
     let d = ctx.draft();
-    if !is_cudnn_or_conv(&d.class) && d.class != "cublas.error" {
+    if !is_cudnn_or_conv(&d.class) && d.class != class::CUBLAS_ERROR {
         return;
     }
     let near = ctx.drafts.iter().find(|o| {
-        matches!(o.class.as_str(), "cuda.oom" | "host.oom")
+        matches!(o.class.as_str(), class::CUDA_OOM | class::HOST_OOM)
             && o.first.source == d.first.source
             && o.first.line.abs_diff(d.first.line) <= 2000
     });
     if let Some(o) = near {
         ws.add(
-            "memory_pressure",
+            cause::MEMORY_PRESSURE,
             3.0,
             Some(format!(
                 "line {}: an out-of-memory error ({}) near this failure",
                 o.first.line, o.class
             )),
         );
-        ws.boost("version_mismatch", 0.6, None);
+        ws.boost(cause::VERSION_MISMATCH, 0.6, None);
     }
 }
 
@@ -640,7 +644,7 @@ fn culprit(ctx: &Ctx<'_>, ws: &mut Weights) {
     if ctx.drafts[ctx.index].family() == "nccl" || ctx.drafts[ctx.index].family() == "dist" {
         let line = c.evidence.first().map_or(0, |e| e.line);
         ws.boost(
-            "comm_failure",
+            cause::COMM_FAILURE,
             1.5,
             Some(format!("line {line}: {}", c.reason)),
         );

@@ -5,6 +5,7 @@
 
 use super::Draft;
 use crate::environment::Environment;
+use crate::ids::cause;
 use crate::report::CrossRun;
 
 /// Fields whose change between runs can explain a failure.
@@ -51,7 +52,7 @@ pub(crate) fn compare(
                         failing.len()
                     ),
                     failing.clone(),
-                    &[("input_shape", 3.0)],
+                    &[(cause::INPUT_SHAPE, 3.0)],
                 );
             } else {
                 let listed: Vec<String> = steps.iter().map(u64::to_string).collect();
@@ -64,11 +65,11 @@ pub(crate) fn compare(
                     ),
                     failing.clone(),
                     &[
-                        ("memory_pressure", 1.5),
-                        ("fragmentation", 1.5),
-                        ("foreign_process", 1.5),
-                        ("hardware_fault", 1.5),
-                        ("input_shape", 0.5),
+                        (cause::MEMORY_PRESSURE, 1.5),
+                        (cause::FRAGMENTATION, 1.5),
+                        (cause::FOREIGN_PROCESS, 1.5),
+                        (cause::HARDWARE_FAULT, 1.5),
+                        (cause::INPUT_SHAPE, 0.5),
                     ],
                 );
             }
@@ -99,7 +100,10 @@ pub(crate) fn compare(
                             .join(", ")
                     ),
                     failing.clone(),
-                    &[("version_mismatch", 3.0), ("library_conflict", 1.5)],
+                    &[
+                        (cause::VERSION_MISMATCH, 3.0),
+                        (cause::LIBRARY_CONFLICT, 1.5),
+                    ],
                 );
                 break;
             }
