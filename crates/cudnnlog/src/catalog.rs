@@ -556,6 +556,7 @@ impl Catalog {
                             regex,
                             lines: e.lines.min(64),
                             anchor: e.anchor,
+                            reason: e.reason,
                         });
                     }
                 }

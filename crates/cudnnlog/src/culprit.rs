@@ -61,6 +61,9 @@ pub struct EvidenceRule {
     pub lines: usize,
     /// The literal the line must contain, to skip the regex on most lines.
     pub anchor: String,
+    /// For `named` rules, what naming the ranks means; `{ranks}` is
+    /// "rank 3" or "ranks 2, 5".
+    pub reason: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -78,6 +81,8 @@ pub(crate) struct EvidenceEntry {
     pub regex: String,
     #[serde(default)]
     pub lines: usize,
+    #[serde(default)]
+    pub reason: Option<String>,
     #[allow(dead_code)]
     pub what: String,
 }
@@ -106,8 +111,11 @@ pub struct RankSeen {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RankEvidence {
     pub ranks: BTreeMap<u32, RankSeen>,
-    /// Ranks named as late or at fault, with the line naming them.
+    /// Ranks named as late or at fault, with the line naming them and
+    /// what naming them means.
     pub named: Vec<(u32, EvidenceLine)>,
+    /// The reason template of the first rule that named a rank.
+    pub named_reason: Option<String>,
     /// torchrun's first observed failure: rank, host, line.
     pub root_cause: Option<(u32, Option<String>, EvidenceLine)>,
 }
@@ -221,6 +229,9 @@ pub fn collect(
                     {
                         if !ev.named.iter().any(|(x, _)| *x == r) {
                             ev.named.push((r, here()));
+                            if ev.named_reason.is_none() {
+                                ev.named_reason = rule.reason.clone();
+                            }
                         }
                     }
                 }
@@ -312,7 +323,11 @@ pub fn decide(ev: &RankEvidence, cx: &Context<'_>) -> Option<Culprit> {
         let mut evidence: Vec<EvidenceLine> = ev.named.iter().map(|(_, l)| l.clone()).collect();
         evidence.dedup();
         evidence.extend(last_lines(&ranks));
-        let reason = format!("the barrier names {} as late", list(&ranks));
+        let reason = ev
+            .named_reason
+            .as_deref()
+            .unwrap_or("the barrier names {ranks} as late")
+            .replace("{ranks}", &list(&ranks));
         return culprit(ranks, reason, evidence);
     }
     // 2. The wavefront of enqueued collectives.

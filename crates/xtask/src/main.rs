@@ -2,7 +2,9 @@
 //!
 //! * `cargo xtask eval [-v] [--json] [DIR]` — scores the built-in catalog on
 //!   the labelled wild corpus (`fixtures/wild` by default): class precision,
-//!   recall and F1, primary accuracy, cause@1/@2, per context and family.
+//!   recall and F1, primary accuracy, cause@1/@2, per context and family;
+//!   then the culprit rank on the labelled multi-rank logs
+//!   (`fixtures/culprits.toml`).
 //! * `cargo xtask docs [--check]` — regenerates the README's class table.
 
 use anyhow::{bail, Result};
@@ -50,11 +52,15 @@ fn eval(args: &[String]) -> Result<()> {
     let dir = dir.unwrap_or_else(|| workspace_root().join("fixtures/wild"));
     let cases = xtask::eval::load(&dir)?;
     let scores = xtask::eval::score(&cases)?;
+    let root = workspace_root();
+    let culprits = xtask::eval::score_culprits(&root, &root.join("fixtures/culprits.toml"))?;
     if json {
-        print(&serde_json::to_string_pretty(&scores)?)?;
+        let both = serde_json::json!({ "wild": scores, "culprit": culprits });
+        print(&serde_json::to_string_pretty(&both)?)?;
         print("\n")
     } else {
-        print(&xtask::eval::render(&scores, verbose))
+        print(&xtask::eval::render(&scores, verbose))?;
+        print(&xtask::eval::render_culprits(&culprits, verbose))
     }
 }
 

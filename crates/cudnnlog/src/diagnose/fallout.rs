@@ -158,8 +158,10 @@ pub(crate) fn link(catalog: &Catalog, drafts: &[Draft]) -> Vec<Option<usize>> {
             None
         }
         .or_else(|| {
-            (d.family() == "nccl")
-                .then(|| earlier(&|e| e.family() != "nccl"))
+            // A collective or coordination timeout after another error: the
+            // others waited for the rank that failed.
+            (d.family() == "nccl" || d.class == class::DIST_TIMEOUT)
+                .then(|| earlier(&|e| e.family() != "nccl" && e.family() != "dist"))
                 .flatten()
         })
         .or_else(|| {
@@ -241,7 +243,7 @@ pub(crate) fn explain(ctx: &Ctx<'_>, cause: &Draft, ws: &mut Weights) {
             "follows {} on line {}: after it the CUDA context is broken and later GPU calls fail too",
             cause.class, cause.first.line
         )
-    } else if d.family() == "nccl" {
+    } else if d.family() == "nccl" || d.class == class::DIST_TIMEOUT {
         let rank = cause
             .first
             .rank
@@ -262,7 +264,7 @@ pub(crate) fn explain(ctx: &Ctx<'_>, cause: &Draft, ws: &mut Weights) {
         .is_some_and(|c| c.infrastructure)
     {
         cause::HARDWARE_FAULT
-    } else if d.family() == "nccl" {
+    } else if d.family() == "nccl" || d.class == class::DIST_TIMEOUT {
         cause::COMM_FAILURE
     } else {
         cause::CODE_BUG

@@ -252,7 +252,13 @@ fn culprit_of(
     let ev = d.ranks_evidence.as_ref()?;
     let cause = caused_by[i].and_then(|j| {
         let c = &drafts[j];
-        Some((c.first.rank?, c.class.clone(), c.first.line))
+        // The failed rank: its tag, or the rank or task its message names.
+        let rank = c.first.rank.or_else(|| {
+            ["rank", "task"]
+                .iter()
+                .find_map(|f| c.text(f)?.trim().parse().ok())
+        })?;
+        Some((rank, c.class.clone(), c.first.line))
     });
     let failing: Vec<u32> = drafts
         .iter()
