@@ -160,9 +160,13 @@ pub(crate) fn link(catalog: &Catalog, drafts: &[Draft]) -> Vec<Option<usize>> {
         .or_else(|| {
             // A collective or coordination timeout after another error: the
             // others waited for the rank that failed.
-            (d.family() == "nccl" || d.class == class::DIST_TIMEOUT)
-                .then(|| earlier(&|e| e.family() != "nccl" && e.family() != "dist"))
-                .flatten()
+            if d.family() == "nccl" {
+                earlier(&|e| e.family() != "nccl")
+            } else if d.class == class::DIST_TIMEOUT {
+                earlier(&|e| e.family() != "nccl" && e.family() != "dist")
+            } else {
+                None
+            }
         })
         .or_else(|| {
             is_termination(catalog, d)
