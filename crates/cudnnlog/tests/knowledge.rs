@@ -134,3 +134,27 @@ fn a_broken_rule_names_its_file_and_field() {
     assert!(text.contains("diagnosis.toml"), "{text}");
     assert!(text.contains("fragmentaton"), "{text}");
 }
+
+#[test]
+fn progress_before_the_failure_lowers_set_up_causes() {
+    let failure = "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED\n";
+    let mut mid_run = String::new();
+    for step in 1..=120 {
+        mid_run.push_str(&format!(
+            "2026-12-01 10:00:00,000 INFO train: step {step} loss 0.{step:03}\n"
+        ));
+    }
+    mid_run.push_str(failure);
+    let r = one(&mid_run);
+    let f = finding(&r, "cudnn.execution_failed");
+    assert_eq!(top(f).0, "memory_pressure", "{:#?}", f.causes);
+    assert!(top(f).1[0].contains("mid-run (step 120)"), "{:?}", top(f).1);
+    // The same failure at the first step keeps the versions first.
+    let r = one(&format!(
+        "2026-12-01 10:00:00,000 INFO train: step 0 loss 2.31\n{failure}"
+    ));
+    assert_eq!(
+        top(finding(&r, "cudnn.execution_failed")).0,
+        "version_mismatch"
+    );
+}

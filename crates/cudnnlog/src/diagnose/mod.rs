@@ -224,7 +224,7 @@ pub(crate) fn diagnose(
         if let Some(j) = caused_by[i] {
             fallout::explain(&ctx, &drafts[j], &mut ws);
         }
-        let ranked = normalise(ws);
+        let ranked = normalise(catalog, ws);
         remediations.push(advice::gather(&ctx, &ranked));
         causes.push(ranked);
     }
@@ -284,7 +284,7 @@ fn culprit_of(
 }
 
 /// Normalised confidences, most likely first, rounded to two decimals.
-fn normalise(ws: Weights) -> Vec<RankedCause> {
+fn normalise(catalog: &Catalog, ws: Weights) -> Vec<RankedCause> {
     let mut ws = ws.0;
     let total: f64 = ws.iter().map(|w| w.weight).sum();
     if total > 0.0 {
@@ -292,7 +292,20 @@ fn normalise(ws: Weights) -> Vec<RankedCause> {
             w.weight /= total;
         }
     }
-    ws.sort_by(|a, b| b.weight.total_cmp(&a.weight).then_with(|| a.id.cmp(&b.id)));
+    // Ties: the documented domain order, causes.toml's (commonest first).
+    let order = |id: &str| {
+        catalog
+            .causes()
+            .iter()
+            .position(|c| c.id == id)
+            .unwrap_or(usize::MAX)
+    };
+    ws.sort_by(|a, b| {
+        b.weight
+            .total_cmp(&a.weight)
+            .then_with(|| order(&a.id).cmp(&order(&b.id)))
+            .then_with(|| a.id.cmp(&b.id))
+    });
     ws.into_iter()
         .map(|w| RankedCause {
             id: w.id,

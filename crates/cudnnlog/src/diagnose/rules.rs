@@ -32,6 +32,7 @@ pub(crate) fn apply(ctx: &Ctx<'_>, ws: &mut Weights) {
     architecture(ctx, ws);
     settings(ctx, ws);
     timing(ctx, ws);
+    library_error_without_bug_evidence(ctx, ws);
     co_occurring(ctx, ws);
     knowledge(ctx, ws);
     culprit(ctx, ws);
@@ -535,18 +536,59 @@ fn timing(ctx: &Ctx<'_>, ws: &mut Weights) {
             )),
         );
     }
-    if let Some(step) = d.first_progress.step.filter(|&s| s > 0) {
-        if d.class == class::CUDNN_EXECUTION_FAILED {
-            ws.boost(
-                cause::MEMORY_PRESSURE,
-                1.3,
-                Some(format!(
-                    "line {}: it failed mid-run (step {step}), after earlier steps worked",
-                    d.first.line
-                )),
+    // Mid-run, after steps that worked: the set-up was sound (the same
+    // libraries ran the earlier steps), so what changed is the data or the
+    // memory.
+    let progressed = d
+        .first_progress
+        .step
+        .filter(|&s| s > 0)
+        .map(|s| ("step", s));
+    let progressed = progressed.or(d
+        .first_progress
+        .epoch
+        .filter(|&e| e > 0)
+        .map(|e| ("epoch", e)));
+    if let Some((unit, n)) = progressed {
+        let gpu = matches!(d.family(), "cuda" | "cudnn" | "cublas");
+        if gpu {
+            let why = format!(
+                "line {}: it failed mid-run ({unit} {n}), after earlier {unit}s worked",
+                d.first.line
             );
+            ws.boost(cause::MEMORY_PRESSURE, 1.3, Some(why.clone()));
             ws.boost(cause::FRAGMENTATION, 1.3, None);
+            ws.boost(cause::INPUT_SHAPE, 1.3, Some(why));
+            for setup in [
+                cause::VERSION_MISMATCH,
+                cause::LIBRARY_CONFLICT,
+                cause::LIBRARY_MISSING,
+                cause::DRIVER_TOO_OLD,
+                cause::ARCH_UNSUPPORTED,
+            ] {
+                ws.boost(setup, 0.5, None);
+            }
         }
+    }
+}
+
+/// A library status (cuDNN, cuBLAS) with none of a bug's usual evidence
+/// (a device-side assert, an illegal address, an index error nearby): the
+/// user's code is a less likely cause than the priors say.
+fn library_error_without_bug_evidence(ctx: &Ctx<'_>, ws: &mut Weights) {
+    let d = ctx.draft();
+    if !matches!(d.family(), "cudnn" | "cublas") || !d.is_error() {
+        return;
+    }
+    let bug_sign = ctx.drafts.iter().any(|o| {
+        o.first.source == d.first.source
+            && matches!(
+                o.class.as_str(),
+                class::CUDA_DEVICE_ASSERT | class::CUDA_ILLEGAL_ADDRESS | class::PYTHON_EXCEPTION
+            )
+    });
+    if !bug_sign {
+        ws.boost(cause::CODE_BUG, 0.6, None);
     }
 }
 
