@@ -34,6 +34,7 @@
 use crate::catalog::{Catalog, Severity};
 use crate::context::Progress;
 use crate::diagnose::{diagnose, Draft};
+pub use crate::diagnose::{CrossRun, RankedCause};
 use crate::environment::Environment;
 use crate::facts::Fact;
 use crate::sink::{EnvFact, Fork, Location, Match, Sink, Window};
@@ -129,20 +130,6 @@ pub struct Unclassified {
     pub example: String,
 }
 
-/// How one failure class shows across several runs.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CrossRun {
-    /// The class id.
-    pub class: String,
-    /// `same_step`, `different_steps` or `after_environment_change`.
-    pub kind: String,
-    /// The sources (indexes into `sources`) where it fails.
-    pub runs: Vec<usize>,
-    /// What was compared, in words.
-    pub detail: String,
-}
-
 /// A place in a source, as reported.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -158,18 +145,6 @@ pub struct Place {
     pub epoch: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rank: Option<u32>,
-}
-
-/// A ranked root cause of a finding.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RankedCause {
-    /// A root-cause id (`memory_pressure`, …).
-    pub id: String,
-    /// Between 0 and 1; a finding's confidences sum to 1.
-    pub confidence: f64,
-    /// What in the log supports this cause.
-    pub evidence: Vec<String>,
 }
 
 /// All matches of one class and signature.

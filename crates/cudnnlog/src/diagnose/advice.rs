@@ -11,8 +11,8 @@
 //! one of its captures: the value is filled in, and a sentence whose
 //! capture the message did not give is dropped.
 
+use super::RankedCause;
 use super::{Ctx, Draft};
-use crate::report::RankedCause;
 use std::collections::BTreeSet;
 
 /// How many causes contribute their remediations, and how likely they must be.

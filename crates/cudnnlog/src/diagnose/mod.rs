@@ -23,12 +23,38 @@ use crate::catalog::{Catalog, Pattern, Severity};
 use crate::context::Progress;
 use crate::environment::Environment;
 use crate::facts::Fact;
-use crate::report::{CrossRun, RankedCause};
 use crate::sink::Location;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The weight of a cause that evidence brings in without a catalog prior.
 const UNLISTED_PRIOR: f64 = 0.05;
+
+/// How one failure class shows across several runs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CrossRun {
+    /// The class id.
+    pub class: String,
+    /// `same_step`, `different_steps` or `after_environment_change`.
+    pub kind: String,
+    /// The sources (indexes into `sources`) where it fails.
+    pub runs: Vec<usize>,
+    /// What was compared, in words.
+    pub detail: String,
+}
+
+/// A ranked root cause of a finding.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RankedCause {
+    /// A root-cause id (`memory_pressure`, …).
+    pub id: String,
+    /// Between 0 and 1; a finding's confidences sum to 1.
+    pub confidence: f64,
+    /// What in the log supports this cause.
+    pub evidence: Vec<String>,
+}
 
 /// A finding before diagnosis: what the matches of one class and signature
 /// add up to.

@@ -3,10 +3,10 @@
 //! other processes, hardware); only in the runs whose environment differs,
 //! at versions.
 
+use super::CrossRun;
 use super::Draft;
 use crate::environment::Environment;
 use crate::ids::cause;
-use crate::report::CrossRun;
 
 /// Fields whose change between runs can explain a failure.
 const VERSION_FIELDS: &[&str] = &["framework_version", "cuda", "cudnn", "driver", "nccl"];
