@@ -44,6 +44,9 @@ fn clip(s: &str, max: usize) -> String {
 fn seen(p: &Place) -> String {
     let mut parts = vec![format!("line {}", p.line)];
     if let Some(t) = &p.timestamp {
+        // A yearless timestamp (glog's `E1129 19:46:54`) is ISO's
+        // `--11-29T…` in JSON; people read it as `11-29 19:46:54`.
+        let t = t.strip_prefix("--").unwrap_or(t);
         parts.push(t.replace('T', " "));
     }
     match (p.epoch, p.step) {
