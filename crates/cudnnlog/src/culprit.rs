@@ -142,11 +142,7 @@ fn rank_in_text() -> &'static Regex {
 }
 
 fn clip(s: &str) -> String {
-    let mut end = s.len().min(MAX_TEXT);
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    s[..end].trim_end().to_string()
+    crate::scan::truncate(s, MAX_TEXT).trim_end().to_string()
 }
 
 /// Reads the ranks' evidence around the failure whose first line starts at
@@ -426,9 +422,5 @@ pub fn decide(ev: &RankEvidence, cx: &Context<'_>) -> Option<Culprit> {
 fn clip_body(text: &str) -> String {
     let p = parse_prefix(text.as_bytes());
     let body = text.get(p.body..).unwrap_or(text).trim();
-    let mut end = body.len().min(80);
-    while !body.is_char_boundary(end) {
-        end -= 1;
-    }
-    body[..end].to_string()
+    crate::scan::truncate(body, 80).to_string()
 }

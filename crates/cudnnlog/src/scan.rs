@@ -1013,7 +1013,8 @@ fn count_lines(counter: &mut LineCounter, hay: &[u8]) -> u64 {
     }
 }
 
-fn truncate(s: &str, max: usize) -> &str {
+/// `s` cut to at most `max` bytes, on a character boundary.
+pub(crate) fn truncate(s: &str, max: usize) -> &str {
     if s.len() <= max {
         return s;
     }

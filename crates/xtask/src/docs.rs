@@ -227,11 +227,11 @@ fn splice(path: &Path, begin: &str, end: &str, body: &str, check: bool) -> Resul
 pub fn run(root: &Path, check: bool) -> Result<()> {
     let cases = crate::eval::load(&root.join("fixtures/wild"))?;
     let scores = crate::eval::score(&cases)?;
-    let culprits = crate::eval::score_culprits(root, &root.join("fixtures/culprits.toml"))?;
+    let culprits = crate::culprits::score_culprits(root, &root.join("fixtures/culprits.toml"))?;
     let figures = format!(
         "```\n{}{}```\n",
         crate::eval::render(&scores, true),
-        crate::eval::render_culprits(&culprits, true)
+        crate::culprits::render_culprits(&culprits, true)
     );
     splice(
         &root.join("docs/accuracy.md"),

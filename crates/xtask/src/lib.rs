@@ -1,4 +1,5 @@
 //! Project chores behind `cargo xtask`: see `cargo xtask help`.
 
+pub mod culprits;
 pub mod docs;
 pub mod eval;

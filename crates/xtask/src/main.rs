@@ -53,14 +53,14 @@ fn eval(args: &[String]) -> Result<()> {
     let cases = xtask::eval::load(&dir)?;
     let scores = xtask::eval::score(&cases)?;
     let root = workspace_root();
-    let culprits = xtask::eval::score_culprits(&root, &root.join("fixtures/culprits.toml"))?;
+    let culprits = xtask::culprits::score_culprits(&root, &root.join("fixtures/culprits.toml"))?;
     if json {
         let both = serde_json::json!({ "wild": scores, "culprit": culprits });
         print(&serde_json::to_string_pretty(&both)?)?;
         print("\n")
     } else {
         print(&xtask::eval::render(&scores, verbose))?;
-        print(&xtask::eval::render_culprits(&culprits, verbose))
+        print(&xtask::culprits::render_culprits(&culprits, verbose))
     }
 }
 

@@ -45,7 +45,7 @@ fn wild_corpus_scores_stay_above_their_floors() {
 #[test]
 fn the_culprit_rank_is_named_on_the_labelled_multi_rank_logs() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let c = xtask::eval::score_culprits(&root, &root.join("fixtures/culprits.toml"))
+    let c = xtask::culprits::score_culprits(&root, &root.join("fixtures/culprits.toml"))
         .expect("the labelled logs scan");
     assert!(c.total >= 6, "{} labelled logs", c.total);
     check(&[("culprit", c.accuracy().unwrap_or(0.0), 0.99)]);

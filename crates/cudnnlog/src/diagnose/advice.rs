@@ -38,7 +38,7 @@ pub(crate) fn gather(ctx: &Ctx<'_>, ranked: &[RankedCause]) -> Vec<String> {
         .iter()
         .flat_map(|c| super::remedy::tailored(ctx, &c.id))
         .collect();
-    let captures = captures_of(ctx.pattern);
+    let captures = captures_of(&ctx.pattern.regex, &ctx.pattern.facts);
     let own: Vec<String> = ctx
         .pattern
         .remediations
@@ -173,9 +173,9 @@ pub(crate) fn check(r: &str, captures: &BTreeSet<String>) -> Result<(), String> 
 }
 
 /// The names of a pattern's captures: its regex's and its facts regexes'.
-pub(crate) fn captures_of(p: &crate::catalog::Pattern) -> BTreeSet<String> {
-    std::iter::once(&p.regex)
-        .chain(&p.facts)
+pub(crate) fn captures_of(regex: &regex::Regex, facts: &[regex::Regex]) -> BTreeSet<String> {
+    std::iter::once(regex)
+        .chain(facts)
         .flat_map(|r| r.capture_names().flatten().map(str::to_string))
         .collect()
 }
@@ -211,14 +211,12 @@ fn fill(r: &str, d: &Draft, captures: &BTreeSet<String>) -> Option<String> {
 }
 
 fn clip(s: &str) -> String {
-    if s.len() <= MAX_FILLED {
-        return s.to_string();
+    let cut = crate::scan::truncate(s, MAX_FILLED);
+    if cut.len() < s.len() {
+        format!("{cut}…")
+    } else {
+        s.to_string()
     }
-    let mut end = MAX_FILLED;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
 }
 
 /// Sentences: split after `. ` outside code spans.

@@ -1,0 +1,106 @@
+//! The catalog's loader and validation, on small catalogs.
+
+use super::*;
+
+const CLASSES: &str =
+    "[[class]]\nid = \"cuda.oom\"\nfamily = \"cuda\"\ntitle = \"t\"\nsummary = \"s\"\n";
+const CAUSES: &str =
+    "[[cause]]\nid = \"memory_pressure\"\ntitle = \"t\"\nwhat = \"w\"\nremediations = [\"r\"]\n";
+
+fn pattern(extra: &str) -> String {
+    format!(
+        "id = \"x-oom\"\nclass = \"cuda.oom\"\nseverity = \"error\"\nstatus = \"stable\"\nsince = \"0.1.0\"\n\
+         summary = \"s\"\nanchors = [\"out of memory\"]\nregex = 'out of memory'\n{extra}\n\
+         [doc]\nwhat = \"w\"\nwhy = \"y\"\n[[examples]]\nlog = \"CUDA out of memory\"\n"
+    )
+}
+
+fn load(p: String) -> Result<Catalog, Error> {
+    Catalog::from_files(vec![
+        ("classes.toml".into(), CLASSES.into()),
+        ("causes.toml".into(), CAUSES.into()),
+        ("dir/x-oom.toml".into(), p),
+    ])
+}
+
+fn field_of(r: Result<Catalog, Error>) -> (String, String) {
+    match r {
+        Err(Error::Catalog { file, field, .. }) => (file, field),
+        other => panic!("expected a catalog error, got {other:?}"),
+    }
+}
+
+#[test]
+fn builtin_catalog_loads() {
+    let c = Catalog::builtin().unwrap();
+    assert!(!c.patterns().is_empty());
+}
+
+#[test]
+fn valid_file_loads() {
+    let c = load(pattern("")).unwrap();
+    assert_eq!(c.patterns()[0].id, "x-oom");
+}
+
+#[test]
+fn errors_name_file_and_field() {
+    assert_eq!(
+        field_of(load(
+            pattern("").replace("regex = 'out of memory'", "regex = '(unclosed'")
+        )),
+        ("dir/x-oom.toml".into(), "regex".into())
+    );
+    assert_eq!(
+        field_of(load(pattern("").replace("cuda.oom", "cuda.nope"))).1,
+        "class"
+    );
+    assert_eq!(
+        field_of(load(pattern("").replace("\"out of memory\"", "\"oom\""))).1,
+        "anchors"
+    );
+    assert_eq!(
+        field_of(load(
+            pattern("").replace("severity = \"error\"", "severity = \"fatal\"")
+        ))
+        .1,
+        "severity"
+    );
+    assert_eq!(
+        field_of(load(pattern("").replace("since = \"0.1.0\"\n", ""))).1,
+        "since"
+    );
+    assert_eq!(field_of(load(pattern("bogus = 1"))).1, "bogus");
+    assert_eq!(
+        field_of(load(pattern("signature = [\"nope\"]"))).1,
+        "signature"
+    );
+    assert_eq!(
+        field_of(load(pattern("[[causes]]\nid = \"nope\"\nprior = 0.5"))).1,
+        "causes.id"
+    );
+    assert_eq!(
+        field_of(load(pattern(
+            "[[causes]]\nid = \"memory_pressure\"\nprior = 2.0"
+        )))
+        .1,
+        "causes.prior"
+    );
+    assert_eq!(
+        field_of(load(
+            pattern("").replace("id = \"x-oom\"", "id = \"other\"")
+        ))
+        .1,
+        "id"
+    );
+    assert_eq!(field_of(load("not toml [".into())).0, "dir/x-oom.toml");
+}
+
+#[test]
+fn regex_size_is_limited() {
+    let huge = pattern("").replace(
+        "regex = 'out of memory'",
+        "regex = '(?:out of memory\\w{1000}){1000}'",
+    );
+    let (_, field) = field_of(load(huge));
+    assert_eq!(field, "regex");
+}

@@ -1,0 +1,270 @@
+//! Validation of each catalog file's entries: patterns, probes, anchors,
+//! regexes and status tables, with errors naming the file and the field.
+
+use super::*;
+
+pub(super) fn validate_anchors(file: &str, field: &str, anchors: &[String]) -> Result<(), Error> {
+    if anchors.is_empty() {
+        return Err(bad(file, field, "at least one anchor is needed"));
+    }
+    if let Some(a) = anchors.iter().find(|a| a.len() < MIN_ANCHOR_LEN) {
+        return Err(bad(
+            file,
+            field,
+            format!("anchor {a:?} is shorter than {MIN_ANCHOR_LEN} bytes"),
+        ));
+    }
+    if let Some(a) = anchors
+        .iter()
+        .find(|a| a.contains('\n') || a.contains('\r'))
+    {
+        return Err(bad(file, field, format!("anchor {a:?} spans lines")));
+    }
+    Ok(())
+}
+
+pub(super) fn compile(file: &str, field: &str, regex: &str) -> Result<Regex, Error> {
+    regex::RegexBuilder::new(regex)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .build()
+        .map_err(|e| bad(file, field, e.to_string()))
+}
+
+pub(super) fn validate_probe(file: &str, p: ProbeFile) -> Result<Probe, Error> {
+    let field = |f: &str| format!("probe.{f}");
+    validate_anchors(file, &field("anchors"), &p.anchors)?;
+    let regex = compile(file, &field("regex"), &p.regex)?;
+    let known = |n: &str| crate::environment::FIELDS.contains(&n);
+    if let Some(n) = regex.capture_names().flatten().find(|n| !known(n)) {
+        return Err(bad(
+            file,
+            &field("regex"),
+            format!("probe {:?}: group {n:?} is not an environment field", p.id),
+        ));
+    }
+    if let Some(n) = p.set.keys().find(|n| !known(n)) {
+        return Err(bad(
+            file,
+            &field("set"),
+            format!("probe {:?}: {n:?} is not an environment field", p.id),
+        ));
+    }
+    if p.examples.is_empty() {
+        return Err(bad(
+            file,
+            &field("examples"),
+            format!("probe {:?} has no example", p.id),
+        ));
+    }
+    Ok(Probe {
+        id: p.id,
+        what: p.what,
+        anchors: p.anchors,
+        regex,
+        set: p.set,
+        examples: p.examples,
+    })
+}
+
+pub(super) fn validate(
+    file: &str,
+    p: PatternFile,
+    classes: &HashSet<&str>,
+    causes: &HashSet<&str>,
+    fragments: &crate::fragments::Fragments,
+) -> Result<Pattern, Error> {
+    let kebab = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
+    };
+    if !kebab(&p.id) {
+        return Err(bad(
+            file,
+            "id",
+            format!("{:?} is not a kebab-case id", p.id),
+        ));
+    }
+    if file_stem(file) != p.id {
+        return Err(bad(
+            file,
+            "id",
+            format!("id {:?} must equal the file name", p.id),
+        ));
+    }
+    if !classes.contains(p.class.as_str()) {
+        return Err(bad(file, "class", format!("unknown class {:?}", p.class)));
+    }
+    validate_anchors(file, "anchors", &p.anchors)?;
+    if p.fallback > MAX_FALLBACK {
+        return Err(bad(
+            file,
+            "fallback",
+            format!("fallback {} is not 0, 1, 2 or 3", p.fallback),
+        ));
+    }
+    let expand = |field: &str, r: &str| fragments.expand(r).map_err(|e| bad(file, field, e));
+    let regex = compile(file, "regex", &expand("regex", &p.regex)?)?;
+    let mut facts = Vec::with_capacity(p.facts.len());
+    for f in &p.facts {
+        let r = compile(file, "facts", &expand("facts", f)?)?;
+        if r.capture_names().flatten().next().is_none() {
+            return Err(bad(file, "facts", format!("{f:?} has no named group")));
+        }
+        facts.push(r);
+    }
+    {
+        let captures = crate::diagnose::advice::captures_of(&regex, &facts);
+        for r in &p.remediations {
+            crate::diagnose::advice::check(r, &captures)
+                .map_err(|m| bad(file, "remediations", m))?;
+        }
+    }
+    let confidence = p.confidence.unwrap_or(1.0);
+    if !(confidence > 0.0 && confidence <= 1.0) {
+        return Err(bad(
+            file,
+            "confidence",
+            format!("{confidence} is not in (0, 1]"),
+        ));
+    }
+    let mut names: HashSet<&str> = regex
+        .capture_names()
+        .chain(facts.iter().flat_map(|f| f.capture_names()))
+        .flatten()
+        .collect();
+    // A status table resolves the status's name and code as facts.
+    if p.table.is_some() {
+        names.extend(["status", "code"]);
+    }
+    if let Some(s) = p.signature.iter().find(|s| !names.contains(s.as_str())) {
+        return Err(bad(
+            file,
+            "signature",
+            format!("{s:?} is not a named group of the regex"),
+        ));
+    }
+    for c in &p.causes {
+        if !causes.contains(c.id.as_str()) {
+            return Err(bad(file, "causes.id", format!("unknown cause {:?}", c.id)));
+        }
+        if !(c.prior > 0.0 && c.prior <= 1.0) {
+            return Err(bad(
+                file,
+                "causes.prior",
+                format!("prior {} of {:?} is not in (0, 1]", c.prior, c.id),
+            ));
+        }
+    }
+    if p.examples.is_empty() {
+        return Err(bad(
+            file,
+            "examples",
+            "a pattern needs at least one example",
+        ));
+    }
+    for ex in &p.examples {
+        if let Some(k) = ex.facts.keys().find(|k| !names.contains(k.as_str())) {
+            return Err(bad(
+                file,
+                "examples.facts",
+                format!("{k:?} is not a named group of the regex"),
+            ));
+        }
+    }
+    let mut causes_sorted = p.causes;
+    causes_sorted.sort_by(|a, b| b.prior.total_cmp(&a.prior));
+    Ok(Pattern {
+        id: p.id,
+        class: p.class,
+        severity: p.severity,
+        stability: p.stability,
+        since: p.since,
+        summary: p.summary,
+        anchors: p.anchors,
+        regex,
+        facts,
+        confidence,
+        table: p.table,
+        reject: p.reject,
+        signature: p.signature,
+        remediations: p.remediations,
+        fallback: p.fallback,
+        scope: p.scope,
+        doc: p.doc,
+        causes: causes_sorted,
+        examples: p.examples,
+        counterexamples: p.counterexamples,
+        termination: p.termination,
+        sources: p.sources,
+        file: file.to_string(),
+    })
+}
+
+/// A pattern's status table must exist, be of its class, and its regexes
+/// must capture a status.
+pub(super) fn validate_table(
+    file: &str,
+    p: &Pattern,
+    statuses: &[crate::status::Enum],
+) -> Result<(), Error> {
+    let Some(table) = &p.table else {
+        return Ok(());
+    };
+    let Some(e) = statuses.iter().find(|e| &e.name == table) else {
+        return Err(bad(
+            file,
+            "table",
+            format!("unknown status table {table:?}"),
+        ));
+    };
+    if e.generic != p.class {
+        return Err(bad(
+            file,
+            "table",
+            format!("class must be the table's generic class {:?}", e.generic),
+        ));
+    }
+    let names: HashSet<&str> = p
+        .regex
+        .capture_names()
+        .chain(p.facts.iter().flat_map(|f| f.capture_names()))
+        .flatten()
+        .collect();
+    if !["status", "code", "status_text"]
+        .iter()
+        .any(|n| names.contains(n))
+    {
+        return Err(bad(
+            file,
+            "table",
+            "the regex captures no `status`, `code` or `status_text`",
+        ));
+    }
+    Ok(())
+}
+
+/// Maps every anchor to the patterns that list it, then the probes: the
+/// owner `patterns.len() + i` is probe `i`.
+pub(crate) fn anchor_table(patterns: &[Pattern], probes: &[Probe]) -> (Vec<String>, Vec<Vec<u32>>) {
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut anchors: Vec<String> = Vec::new();
+    let mut owners: Vec<Vec<u32>> = Vec::new();
+    let lists = patterns
+        .iter()
+        .map(|p| &p.anchors)
+        .chain(probes.iter().map(|p| &p.anchors));
+    for (pi, list) in lists.enumerate() {
+        for a in list {
+            let i = *index.entry(a.as_str()).or_insert_with(|| {
+                anchors.push(a.clone());
+                owners.push(Vec::new());
+                anchors.len() - 1
+            });
+            if !owners[i].contains(&(pi as u32)) {
+                owners[i].push(pi as u32);
+            }
+        }
+    }
+    (anchors, owners)
+}
