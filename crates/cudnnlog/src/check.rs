@@ -136,7 +136,12 @@ fn check_probes(catalog: &Catalog, scanner: &crate::Scanner, failures: &mut Vec<
                 if !got.contains(&want.as_str()) {
                     failures.push(CheckFailure {
                         pattern: probe.id.clone(),
-                        file: "environment.toml".into(),
+                        file: if probe.build.is_some() {
+                            "fingerprints.toml"
+                        } else {
+                            "environment.toml"
+                        }
+                        .into(),
                         case: format!("example {}", i + 1),
                         problem: format!("{field}: expected {want:?}, got {got:?}"),
                     });

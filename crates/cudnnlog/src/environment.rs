@@ -15,6 +15,7 @@
 //! assert_eq!(normalize("cudnn", "(8, 9, 2)").as_deref(), Some("8.9.2"));
 //! assert_eq!(normalize("compute_capability", "sm_86").as_deref(), Some("8.6"));
 //! assert_eq!(normalize("cuda", "cu130").as_deref(), Some("13.0"));
+//! assert_eq!(normalize("gpu", "RTX3090").as_deref(), Some("GeForce RTX 3090"));
 //! ```
 
 use crate::sink::Location;
@@ -24,6 +25,7 @@ use std::collections::BTreeMap;
 pub const FIELDS: &[&str] = &[
     "framework",
     "framework_version",
+    "framework_build",
     "cuda",
     "cudnn",
     "nccl",
@@ -123,6 +125,21 @@ pub fn normalize(field: &str, raw: &str) -> Option<String> {
             "jax" | "jaxlib" => "jax".into(),
             other => other.to_string(),
         },
+        // A GeForce model in prose (`RTX 3090`, `GTX1080 Ti`) gets nvidia-smi's
+        // spelling, `GeForce RTX 3090`, which the architecture table knows.
+        "gpu" if raw.starts_with("RTX") || raw.starts_with("GTX") => {
+            let (kind, rest) = raw.split_at(3);
+            let rest = rest.trim_start();
+            let (model, ti) = match rest.find(|c: char| !c.is_ascii_digit()) {
+                Some(i) => (&rest[..i], rest[i..].trim()),
+                None => (rest, ""),
+            };
+            if ti.is_empty() {
+                format!("GeForce {kind} {model}")
+            } else {
+                format!("GeForce {kind} {model} {ti}")
+            }
+        }
         // `2.11.0+cu130` is PyTorch 2.11.0; its CUDA variant is read as `cuda`.
         "framework_version" => raw.split('+').next().unwrap_or(raw).to_string(),
         "cudnn_benchmark" | "deterministic" | "memory_growth" => {
@@ -136,12 +153,31 @@ pub fn normalize(field: &str, raw: &str) -> Option<String> {
     })
 }
 
+/// Whether two values of `field` name the same thing: equal, or for a GPU
+/// one spelling inside the other (`GeForce RTX 3090` in prose, `NVIDIA
+/// GeForce RTX 3090` in nvidia-smi); the longer spelling is kept.
+fn same_value(field: &str, a: &str, b: &str) -> bool {
+    a == b || (field == "gpu" && (a.ends_with(&format!(" {b}")) || b.ends_with(&format!(" {a}"))))
+}
+
 /// One value of one field, where it was first seen, and how often.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Observed {
     pub value: String,
     pub first: Location,
     pub count: u64,
+}
+
+/// A framework version and where it came from
+/// ([`Environment::framework_version`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VersionSeen<'a> {
+    /// `2.1.0`.
+    pub value: &'a str,
+    /// The line of the version line or of the build fingerprint.
+    pub line: u64,
+    /// True when inferred from a build fingerprint.
+    pub inferred: bool,
 }
 
 /// Everything the probes found, per field, values in order of appearance.
@@ -154,9 +190,15 @@ impl Environment {
     /// Records a value seen at `at`.
     pub fn record(&mut self, field: &str, value: &str, at: &Location) {
         let values = self.fields.entry(field.to_string()).or_default();
-        match values.iter_mut().find(|o| o.value == value) {
+        match values
+            .iter_mut()
+            .find(|o| same_value(field, &o.value, value))
+        {
             Some(o) => {
                 o.count += 1;
+                if value.len() > o.value.len() {
+                    o.value = value.to_string();
+                }
                 if (at.source, at.byte) < (o.first.source, o.first.byte) {
                     o.first = at.clone();
                 }
@@ -183,9 +225,15 @@ impl Environment {
         for (field, values) in other.fields {
             for o in values {
                 let mine = self.fields.entry(field.clone()).or_default();
-                match mine.iter_mut().find(|m| m.value == o.value) {
+                match mine
+                    .iter_mut()
+                    .find(|m| same_value(&field, &m.value, &o.value))
+                {
                     Some(m) => {
                         m.count += o.count;
+                        if o.value.len() > m.value.len() {
+                            m.value = o.value.clone();
+                        }
                         if (o.first.source, o.first.byte) < (m.first.source, m.first.byte) {
                             m.first = o.first;
                         }
@@ -204,6 +252,40 @@ impl Environment {
     /// The single value of `field`, or its first one when there are several.
     pub fn get(&self, field: &str) -> Option<&str> {
         self.values(field).first().map(|o| o.value.as_str())
+    }
+
+    /// The framework version and the line it was seen on: the log's own
+    /// version line, else the single release a build fingerprint resolves
+    /// to (`framework_build`; then `inferred` is true and rules count it
+    /// for less).
+    ///
+    /// ```
+    /// use cudnnlog::environment::Environment;
+    /// use cudnnlog::sink::Location;
+    /// let mut env = Environment::default();
+    /// let at = Location { source: 0, line: 3, byte: 80, timestamp: None, rank: None };
+    /// env.record("framework_build", "1.7.0", &at);
+    /// let v = env.framework_version().unwrap();
+    /// assert_eq!((v.value, v.line, v.inferred), ("1.7.0", 3, true));
+    /// env.record("framework_version", "1.7.1", &at);
+    /// assert!(!env.framework_version().unwrap().inferred);
+    /// ```
+    pub fn framework_version(&self) -> Option<VersionSeen<'_>> {
+        if let Some(o) = self.values("framework_version").first() {
+            return Some(VersionSeen {
+                value: &o.value,
+                line: o.first.line,
+                inferred: false,
+            });
+        }
+        self.values("framework_build")
+            .iter()
+            .find(|o| crate::fingerprint::is_version(&o.value))
+            .map(|o| VersionSeen {
+                value: &o.value,
+                line: o.first.line,
+                inferred: true,
+            })
     }
 
     /// The values seen in one source only.

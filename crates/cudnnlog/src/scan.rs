@@ -748,6 +748,12 @@ impl Scanner {
         sink: &mut S,
     ) -> Result<(), S::Error> {
         let (prefix, body) = read_line(st, hay, start, usize::MAX);
+        // Build fingerprints read the whole line: a glog header's source
+        // path (`E tensorflow/…/cuda_dnn.cc:123]`) is part of the prefix.
+        let whole = {
+            let end = memchr::memchr2(b'\n', b'\r', &hay[start..]).map_or(hay.len(), |p| start + p);
+            String::from_utf8_lossy(&hay[start..end]).into_owned()
+        };
         let key = {
             use std::hash::{Hash, Hasher};
             let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -764,7 +770,7 @@ impl Scanner {
         let n_patterns = self.catalog.patterns().len() as u32;
         let probes = self.catalog.probes();
         st.candidates.clear();
-        for m in self.event_ac.find_overlapping_iter(body.as_str()) {
+        for m in self.event_ac.find_overlapping_iter(whole.as_str()) {
             st.candidates.extend(
                 self.owners[m.pattern().as_usize()]
                     .iter()
@@ -775,22 +781,40 @@ impl Scanner {
         st.candidates.dedup();
         for &qi in &st.candidates {
             let probe = &probes[(qi - n_patterns) as usize];
-            for caps in probe.regex.captures_iter(&body) {
-                let captured = probe
-                    .regex
-                    .capture_names()
-                    .flatten()
-                    .filter_map(|n| caps.name(n).map(|m| (n, m.as_str())));
-                let constants = probe.set.iter().map(|(k, v)| (k.as_str(), v.as_str()));
-                for (field, raw) in captured.chain(constants) {
-                    if let Some(value) = crate::environment::normalize(field, raw) {
-                        sink.environment(&EnvFact {
-                            field,
-                            value,
-                            probe,
-                            location: location.clone(),
-                        })?;
+            let text = if probe.build.is_some() { &whole } else { &body };
+            for caps in probe.regex.captures_iter(text) {
+                // A fingerprint names the framework, and the release or
+                // range it allows; a probe's groups and constants are fields.
+                let fields: Vec<(&str, String)> = match &probe.build {
+                    Some(build) => {
+                        let framework = probe.set.get("framework").map_or("", String::as_str);
+                        let value = build.value(self.catalog.releases(), framework, &caps);
+                        std::iter::once(("framework", framework.to_string()))
+                            .chain(value.map(|v| ("framework_build", v)))
+                            .collect()
                     }
+                    None => {
+                        let captured = probe
+                            .regex
+                            .capture_names()
+                            .flatten()
+                            .filter_map(|n| caps.name(n).map(|m| (n, m.as_str())));
+                        let constants = probe.set.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+                        captured
+                            .chain(constants)
+                            .filter_map(|(f, raw)| {
+                                Some((f, crate::environment::normalize(f, raw)?))
+                            })
+                            .collect()
+                    }
+                };
+                for (field, value) in fields {
+                    sink.environment(&EnvFact {
+                        field,
+                        value,
+                        probe,
+                        location: location.clone(),
+                    })?;
                 }
             }
         }

@@ -382,3 +382,36 @@ fn benchmark_mode_with_tight_memory() {
         .iter()
         .any(|e| e.contains("cudnn.benchmark is on")));
 }
+
+/// Build fingerprints: the raising code's source path and a conda build
+/// stamp say which release ran, when no line says so.
+#[test]
+fn build_fingerprints_name_the_framework_and_its_release() {
+    // A real PyTorch 1.0 traceback (wild corpus, 067): the conda stamp is
+    // 2018-12-07, the day 1.0.0 was released; the THC path allows 0.4 to 1.10.
+    let r = report(&[include_bytes!(
+        "../../../fixtures/wild/cases/067-deepsdf-launch-failure-then-terminate/log.txt"
+    )]);
+    assert_eq!(r.environment["framework"], "pytorch");
+    let builds = r.environment["framework_build"].to_string();
+    assert!(builds.contains("\"1.0.0\""), "{builds}");
+    // A glog header's path is part of the line's prefix, and still read.
+    let r = one("2023-09-28 19:19:50.298229: E external/local_xla/xla/stream_executor/cuda/cuda_dnn.cc:9342] Unable to register cuDNN factory: Attempting to register factory for plugin cuDNN when one has already been registered\n");
+    assert_eq!(r.environment["framework"], "tensorflow");
+    assert_eq!(r.environment["framework_build"], ">=2.15.0");
+}
+
+/// Versions and GPUs in the reporter's own words around a pasted error.
+#[test]
+fn versions_and_gpus_in_prose() {
+    let r = one("I use torch=1.6 with cuda=10.1 on a single RTX 3090\nRuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED\n");
+    assert_eq!(r.environment["cuda"], "10.1");
+    assert_eq!(r.environment["gpu"], "GeForce RTX 3090");
+    // CUDA 10.1 predates Ampere: the architecture rule is definitive.
+    let f = finding(&r, "cudnn.execution_failed");
+    assert_eq!(f.causes[0].id, "arch_unsupported", "{:#?}", f.causes);
+    // nvidia-smi's "CUDA Version" is the driver's limit, not the CUDA in use.
+    let r =
+        one("| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2     |\n");
+    assert!(!r.environment.contains_key("cuda"), "{:?}", r.environment);
+}

@@ -2,7 +2,9 @@
 //! (`classes.toml`, `causes.toml`, `diagnosis.toml`, …, else one pattern),
 //! then every id one file names checked against the others.
 
-use super::validate::{compile, validate_probe, validate_table};
+use super::validate::{
+    compile, validate_fingerprint, validate_probe, validate_release, validate_table,
+};
 use super::*;
 
 impl Catalog {
@@ -20,6 +22,7 @@ impl Catalog {
         let mut signals = crate::knowledge::Signals::default();
         let mut raw: Vec<(String, PatternFile)> = Vec::new();
         let mut probes: Vec<Probe> = Vec::new();
+        let mut releases: Vec<crate::fingerprint::Release> = Vec::new();
         let mut compat = crate::compat::Compat::default();
         for (name, text) in &files {
             match file_stem(name) {
@@ -30,6 +33,22 @@ impl Catalog {
                         let p = validate_probe(name, p)?;
                         probes.retain(|old| old.id != p.id);
                         probes.push(p);
+                    }
+                }
+                "fingerprints" => {
+                    let f: crate::fingerprint::FingerprintsFile =
+                        toml::from_str(text).map_err(|e| toml_error(name, text, e))?;
+                    for fp in f.fingerprint {
+                        let p = validate_fingerprint(name, fp)?;
+                        probes.retain(|old| old.id != p.id);
+                        probes.push(p);
+                    }
+                    for r in f.release {
+                        validate_release(name, &r)?;
+                        releases.retain(|old| {
+                            (&old.framework, &old.version) != (&r.framework, &r.version)
+                        });
+                        releases.push(r);
                     }
                 }
                 "culprit" => {
@@ -219,6 +238,19 @@ impl Catalog {
             causes,
             patterns,
             probes,
+            releases: {
+                releases.sort_by(|a, b| {
+                    (
+                        a.framework.as_str(),
+                        crate::fingerprint::parse_date(&a.date),
+                    )
+                        .cmp(&(
+                            b.framework.as_str(),
+                            crate::fingerprint::parse_date(&b.date),
+                        ))
+                });
+                releases
+            },
             compat,
         })
     }

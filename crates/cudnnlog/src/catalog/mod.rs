@@ -305,6 +305,10 @@ pub struct Probe {
     pub set: BTreeMap<String, String>,
     /// Log snippets with the fields they must yield.
     pub examples: Vec<ProbeExample>,
+    /// For a build fingerprint (`patterns/fingerprints.toml`), how its
+    /// match maps to framework releases: the probe then sets
+    /// `framework_build` from it.
+    pub build: Option<crate::fingerprint::Build>,
 }
 
 /// A log snippet and the environment fields a probe must read from it.
@@ -363,6 +367,7 @@ pub struct Catalog {
     causes: Vec<Cause>,
     patterns: Vec<Pattern>,
     probes: Vec<Probe>,
+    releases: Vec<crate::fingerprint::Release>,
     compat: crate::compat::Compat,
 }
 
@@ -592,6 +597,7 @@ impl Catalog {
             warning_order: self.warning_order.clone(),
             causes: self.causes.clone(),
             probes: Vec::new(),
+            releases: Vec::new(),
             compat: self.compat.clone(),
             patterns: self
                 .patterns
@@ -605,6 +611,17 @@ impl Catalog {
     /// All environment probes.
     pub fn probes(&self) -> &[Probe] {
         &self.probes
+    }
+
+    /// The dated framework releases build fingerprints resolve against
+    /// (`patterns/fingerprints.toml`), oldest first per framework.
+    ///
+    /// ```
+    /// let catalog = cudnnlog::Catalog::builtin().unwrap();
+    /// assert!(catalog.releases().iter().any(|r| r.framework == "pytorch" && r.version == "2.0.0"));
+    /// ```
+    pub fn releases(&self) -> &[crate::fingerprint::Release] {
+        &self.releases
     }
 
     /// The version-compatibility tables (`patterns/compat.toml`).

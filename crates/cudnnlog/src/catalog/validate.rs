@@ -63,7 +63,134 @@ pub(super) fn validate_probe(file: &str, p: ProbeFile) -> Result<Probe, Error> {
         regex,
         set: p.set,
         examples: p.examples,
+        build: None,
     })
+}
+
+/// A build fingerprint as a probe that sets `framework` and
+/// `framework_build`.
+pub(super) fn validate_fingerprint(
+    file: &str,
+    f: crate::fingerprint::FingerprintEntry,
+) -> Result<Probe, Error> {
+    use crate::fingerprint::{is_version, Build, FRAMEWORKS};
+    let field = |x: &str| format!("fingerprint.{x}");
+    let id = &f.id;
+    validate_anchors(file, &field("anchors"), &f.anchors)?;
+    let regex = compile(file, &field("regex"), &f.regex)?;
+    if !FRAMEWORKS.contains(&f.framework.as_str()) {
+        return Err(bad(
+            file,
+            &field("framework"),
+            format!(
+                "fingerprint {id:?}: {:?} is not one of {FRAMEWORKS:?}",
+                f.framework
+            ),
+        ));
+    }
+    let groups: Vec<&str> = regex.capture_names().flatten().collect();
+    if let Some(g) = groups
+        .iter()
+        .find(|g| !["version", "built_ms", "built_yymm"].contains(g))
+    {
+        return Err(bad(
+            file,
+            &field("regex"),
+            format!("fingerprint {id:?}: group {g:?} is not `version`, `built_ms` or `built_yymm`"),
+        ));
+    }
+    if groups.len() > 1 {
+        return Err(bad(
+            file,
+            &field("regex"),
+            format!("fingerprint {id:?}: at most one named group"),
+        ));
+    }
+    for (name, v) in [("since", &f.since), ("until", &f.until)] {
+        if let Some(v) = v.as_deref().filter(|v| !is_version(v)) {
+            return Err(bad(
+                file,
+                &field(name),
+                format!("fingerprint {id:?}: {v:?} is not a three-part version"),
+            ));
+        }
+    }
+    let build = match groups.first() {
+        Some(g) if f.since.is_some() || f.until.is_some() => {
+            return Err(bad(
+                file,
+                &field("since"),
+                format!("fingerprint {id:?}: a `{g}` group takes no since/until"),
+            ));
+        }
+        Some(&"version") => Build::Explicit,
+        Some(_) => Build::Dated,
+        None => Build::Range {
+            since: f.since,
+            until: f.until,
+        },
+    };
+    if f.examples.is_empty() || f.what.trim().is_empty() || f.source.trim().is_empty() {
+        return Err(bad(
+            file,
+            &field("examples"),
+            format!("fingerprint {id:?} needs `what`, `source` and an example"),
+        ));
+    }
+    let mut examples = Vec::new();
+    for ex in f.examples {
+        // `pytorch` alone: a fingerprint of the framework, not of a release.
+        let (fw, value) = match ex.expect.split_once(' ') {
+            Some((fw, value)) => (fw, Some(value)),
+            None => (ex.expect.as_str(), None),
+        };
+        if fw != f.framework {
+            return Err(bad(
+                file,
+                &field("examples.expect"),
+                format!(
+                    "fingerprint {id:?}: the example expects {fw:?}, the fingerprint names {:?}",
+                    f.framework
+                ),
+            ));
+        }
+        examples.push(ProbeExample {
+            log: ex.log,
+            expect: std::iter::once(("framework".to_string(), fw.to_string()))
+                .chain(value.map(|v| ("framework_build".to_string(), v.to_string())))
+                .collect(),
+        });
+    }
+    Ok(Probe {
+        id: f.id,
+        what: f.what,
+        anchors: f.anchors,
+        regex,
+        set: [("framework".to_string(), f.framework)]
+            .into_iter()
+            .collect(),
+        examples,
+        build: Some(build),
+    })
+}
+
+/// A release row: a known framework, a three-part version, a real date.
+pub(super) fn validate_release(file: &str, r: &crate::fingerprint::Release) -> Result<(), Error> {
+    use crate::fingerprint::{is_version, parse_date, FRAMEWORKS};
+    if !FRAMEWORKS.contains(&r.framework.as_str())
+        || !is_version(&r.version)
+        || parse_date(&r.date).is_none()
+    {
+        return Err(bad(
+            file,
+            "release",
+            format!(
+                "{} {} {:?}: a framework of {FRAMEWORKS:?}, a three-part version and a YYYY-MM-DD date",
+                r.framework, r.version, r.date
+            ),
+        ));
+    }
+    Ok(())
 }
 
 pub(super) fn validate(

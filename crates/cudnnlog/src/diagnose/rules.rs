@@ -247,9 +247,11 @@ fn framework_bundle(ctx: &Ctx<'_>, ws: &mut Weights) {
     let Some((framework, _)) = seen(env, "framework") else {
         return;
     };
-    let Some((version, vline)) = seen(env, "framework_version") else {
+    let Some(seen_version) = env.framework_version() else {
         return;
     };
+    let (version, vline) = (seen_version.value, seen_version.line);
+    let strength = |f: f64| if seen_version.inferred { temper(f) } else { f };
     let cuda = env.get("cuda");
     let expected: Vec<(String, String)> = match framework {
         "pytorch" => compat
@@ -295,18 +297,24 @@ fn framework_bundle(ctx: &Ctx<'_>, ws: &mut Weights) {
     if let Some(o) = values.iter().find(|o| !fits(&o.value)) {
         let (_, what) = &expected[0];
         let why = format!(
-            "line {}: cuDNN {} is in use, but {what} (framework version on line {vline})",
-            o.first.line, o.value
+            "line {}: cuDNN {} is in use, but {what} (framework version {} line {vline})",
+            o.first.line,
+            o.value,
+            if seen_version.inferred {
+                "inferred from a build fingerprint on"
+            } else {
+                "on"
+            }
         );
         if bundled_present {
             // The right copy is there too: the wrong one is found first.
             ws.add(
                 cause::LIBRARY_CONFLICT,
-                3.0,
+                strength(3.0),
                 Some(format!("{why}; the bundled copy is in the log as well, so another copy is loaded in front of it")),
             );
         } else {
-            ws.add(cause::VERSION_MISMATCH, 3.0, Some(why));
+            ws.add(cause::VERSION_MISMATCH, strength(3.0), Some(why));
         }
     }
 }
@@ -633,6 +641,7 @@ fn knowledge(ctx: &Ctx<'_>, ws: &mut Weights) {
                 continue;
             }
         }
+        let mut inferred = false;
         let read: Vec<(String, u64)> = match &rule.read {
             Read::Fact(f) => d
                 .facts
@@ -641,6 +650,13 @@ fn knowledge(ctx: &Ctx<'_>, ws: &mut Weights) {
                 .into_iter()
                 .collect(),
             Read::Message => vec![(d.message.clone(), d.first.line)],
+            Read::Env(f) if f == "framework_version" => match ctx.env.framework_version() {
+                Some(v) => {
+                    inferred = v.inferred;
+                    vec![(v.value.to_string(), v.line)]
+                }
+                None => Vec::new(),
+            },
             Read::Env(f) => seen(ctx.env, f)
                 .map(|(v, l)| (v.to_string(), l))
                 .into_iter()
@@ -663,8 +679,15 @@ fn knowledge(ctx: &Ctx<'_>, ws: &mut Weights) {
             continue;
         };
         for (cause, factor) in &rule.factors {
+            let factor = &if inferred { temper(*factor) } else { *factor };
             if *factor >= 1.0 {
-                let why = Some(evidence(rule, m.as_str(), value, line));
+                let mut why = evidence(rule, m.as_str(), value, line);
+                if inferred {
+                    why.push_str(&format!(
+                        " (the version is inferred from a build fingerprint on line {line}, so this counts for less)"
+                    ));
+                }
+                let why = Some(why);
                 if rule.add {
                     ws.add(cause, *factor, why);
                 } else {
@@ -675,6 +698,12 @@ fn knowledge(ctx: &Ctx<'_>, ws: &mut Weights) {
             }
         }
     }
+}
+
+/// Half the strength of a factor (in log space): for evidence read from an
+/// inferred framework version rather than the log's own version line.
+fn temper(factor: f64) -> f64 {
+    factor.sqrt()
 }
 
 /// A named culprit that is not another finding's rank (that case is
