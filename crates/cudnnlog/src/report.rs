@@ -33,7 +33,7 @@
 
 use crate::catalog::{Catalog, Severity};
 use crate::context::Progress;
-use crate::diagnose::{diagnose, Draft};
+use crate::diagnose::{diagnose, place, Draft, Findings};
 pub use crate::diagnose::{CrossRun, RankedCause};
 use crate::environment::Environment;
 use crate::facts::Fact;
@@ -270,6 +270,54 @@ impl<'c> FindingsSink<'c> {
     /// Builds the report for the sources scanned into this sink.
     pub fn into_report(self, sources: Vec<SourceInfo>) -> Report {
         let catalog = self.catalog;
+        let (findings, templates) = self.split(sources.len());
+        let dx = diagnose(&findings, catalog);
+        let unclassified = templates
+            .templates()
+            .into_iter()
+            .filter_map(|t| {
+                Some(Unclassified {
+                    template: t.text.clone(),
+                    count: t.count,
+                    first: place(t.first.as_ref()?, None),
+                    last: place(t.last.as_ref()?, None),
+                    example: t.example.clone(),
+                })
+            })
+            .collect();
+        Report {
+            schema: SCHEMA.to_string(),
+            sources,
+            environment: findings.env.to_json(),
+            outcome: dx.outcome,
+            primary: dx.primary,
+            findings: dx.findings,
+            cross_run: dx.cross_run,
+            unclassified,
+        }
+    }
+}
+
+impl FindingsSink<'_> {
+    /// The findings this sink grouped, not yet diagnosed: the input of
+    /// [`diagnose`](crate::diagnose::diagnose), for `sources` sources.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, report::FindingsSink, diagnose::diagnose};
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// let mut sink = FindingsSink::new(scanner.catalog());
+    /// scanner.scan_slice(0, b"RuntimeError: CUDA error: an illegal memory access was encountered\n", &mut sink).unwrap();
+    /// let findings = sink.into_findings(1);
+    /// assert_eq!(findings.len(), 1);
+    /// let dx = diagnose(&findings, scanner.catalog());
+    /// assert_eq!(dx.primary.as_deref(), Some("cuda.illegal_address"));
+    /// ```
+    pub fn into_findings(self, sources: usize) -> Findings {
+        self.split(sources).0
+    }
+
+    fn split(self, sources: usize) -> (Findings, Templates) {
+        let catalog = self.catalog;
         let mut accs = self.accs;
         let mut env = self.env;
         env.sort();
@@ -307,103 +355,14 @@ impl<'c> FindingsSink<'c> {
                     .collect(),
             })
             .collect();
-        let mut drafts = drafts;
-        crate::diagnose::escalate(catalog, &mut drafts);
-        // Name the signal a process died of, whatever words the log used.
-        for d in &mut drafts {
-            if let Some(sig) = catalog.signals().of_facts(&d.facts) {
-                let name = crate::facts::Fact::Text(sig.name.clone());
-                d.facts.insert("signal_name".to_string(), name);
-            }
-        }
-        let dx = diagnose(catalog, &drafts, &env, sources.len());
-        let unclassified = self
-            .templates
-            .templates()
-            .into_iter()
-            .filter_map(|t| {
-                Some(Unclassified {
-                    template: t.text.clone(),
-                    count: t.count,
-                    first: place(t.first.as_ref()?, None),
-                    last: place(t.last.as_ref()?, None),
-                    example: t.example.clone(),
-                })
-            })
-            .collect();
-        let primary = dx.primary.map(|i| drafts[i].class.clone());
-        let crate::diagnose::Diagnosis {
-            causes,
-            remediations,
-            caused_by,
-            carried_by,
-            culprits,
-            cross_run,
-            ..
-        } = dx;
-        let mut per_finding = causes
-            .into_iter()
-            .zip(remediations)
-            .zip(caused_by.into_iter().zip(carried_by).zip(culprits));
-        let findings: Vec<Finding> = drafts
-            .into_iter()
-            .map(|d| {
-                let ((causes, remediations), ((caused_by, carried_by), culprit)) =
-                    per_finding.next().expect("one diagnosis per finding");
-                let pattern = &catalog.patterns()[d.pattern];
-                Finding {
-                    title: catalog.class(&d.class).map_or_else(String::new, |c| {
-                        match c.title_fact.as_ref().and_then(|f| d.facts.get(f)) {
-                            Some(v) => format!("{} ({v})", c.title),
-                            None => c.title.clone(),
-                        }
-                    }),
-                    pattern: pattern.id.clone(),
-                    confidence: Some(pattern.confidence).filter(|c| *c < 1.0),
-                    preview: pattern.stability == crate::catalog::Stability::Preview,
-                    first: place(&d.first, Some(d.first_progress)),
-                    last: place(&d.last, Some(d.last_progress)),
-                    class: d.class,
-                    severity: d.severity,
-                    count: d.count,
-                    ranks: d.ranks,
-                    message: d.message,
-                    facts: d.facts,
-                    causes,
-                    remediations,
-                    caused_by,
-                    carried_by,
-                    culprit,
-                }
-            })
-            .collect();
-        Report {
-            schema: SCHEMA.to_string(),
+        let findings = Findings {
+            drafts,
+            env,
             sources,
-            environment: env.to_json(),
-            outcome: Outcome::of(&findings),
-            primary,
-            findings,
-            cross_run,
-            unclassified,
-        }
+        };
+        (findings, self.templates)
     }
-}
 
-fn place(l: &Location, p: Option<Progress>) -> Place {
-    let p = p.unwrap_or_default();
-    Place {
-        source: l.source,
-        line: l.line,
-        byte: l.byte,
-        timestamp: l.timestamp.map(|t| t.to_string()),
-        step: p.step,
-        epoch: p.epoch,
-        rank: l.rank,
-    }
-}
-
-impl FindingsSink<'_> {
     /// Renumbers everything this sink holds as coming from `source`: a sink
     /// that scanned one file on its own (as index 0) joins a multi-file
     /// report under the file's final index.

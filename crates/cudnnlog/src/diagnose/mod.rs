@@ -5,11 +5,15 @@
 //! message's own numbers, the environment, settings, timing, co-occurring
 //! findings and the compatibility tables — and every adjustment records the
 //! evidence, with line numbers. Weights are normalised into confidences.
-//! [`fallout`] marks findings that follow from an earlier one (a sticky CUDA
+//! `fallout` marks findings that follow from an earlier one (a sticky CUDA
 //! error, one rank's failure seen by the others as a timeout) and picks the
-//! primary failure; [`remedy`] writes remediations filled with the log's own
-//! facts; [`runs`] compares several runs. `docs/diagnosis.md` explains the
+//! primary failure; `remedy` writes remediations filled with the log's own
+//! facts; `runs` compares several runs. `docs/diagnosis.md` explains the
 //! scoring.
+//!
+//! The stage's interface is [`diagnose`]: [`Findings`] (from a scan's
+//! [`FindingsSink`](crate::report::FindingsSink), or built by hand from
+//! [`Observation`]s) in, a [`Diagnosis`] out.
 
 pub(crate) mod advice;
 mod fallout;
@@ -18,6 +22,10 @@ pub(crate) use fallout::escalate;
 mod remedy;
 pub(crate) mod rules;
 mod runs;
+mod stage;
+
+pub(crate) use stage::place;
+pub use stage::{diagnose, Diagnosis, Findings, Observation};
 
 use crate::catalog::{Catalog, Pattern, Severity};
 use crate::context::Progress;
@@ -31,6 +39,13 @@ use std::collections::BTreeMap;
 const UNLISTED_PRIOR: f64 = 0.05;
 
 /// How one failure class shows across several runs.
+///
+/// ```
+/// let c = cudnnlog::report::CrossRun {
+///     class: "cuda.oom".into(), kind: "same_step".into(), runs: vec![0, 1], detail: "step 300".into(),
+/// };
+/// assert_eq!(c.runs.len(), 2);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CrossRun {
@@ -45,6 +60,11 @@ pub struct CrossRun {
 }
 
 /// A ranked root cause of a finding.
+///
+/// ```
+/// let c = cudnnlog::report::RankedCause { id: "fragmentation".into(), confidence: 0.6, evidence: vec![] };
+/// assert_eq!(serde_json::to_value(&c).unwrap()["id"], "fragmentation");
+/// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RankedCause {
@@ -192,8 +212,8 @@ impl Weights {
 }
 
 /// The diagnosed findings' causes and remediations, plus the fallout links,
-/// the primary finding and the cross-run notes.
-pub(crate) struct Diagnosis {
+/// the primary finding and the cross-run notes, by index into the drafts.
+pub(crate) struct Analysis {
     pub causes: Vec<Vec<RankedCause>>,
     pub remediations: Vec<Vec<String>>,
     /// For each finding, the index of the finding it follows from.
@@ -208,12 +228,12 @@ pub(crate) struct Diagnosis {
 
 /// Diagnoses every finding. `env` is the whole report's environment;
 /// findings are in log order.
-pub(crate) fn diagnose(
+pub(crate) fn analyse(
     catalog: &Catalog,
     drafts: &[Draft],
     env: &Environment,
     sources: usize,
-) -> Diagnosis {
+) -> Analysis {
     let caused_by = fallout::link(catalog, drafts);
     let (cross_run, run_evidence) = runs::compare(drafts, env, sources);
     let culprits: Vec<Option<crate::culprit::Culprit>> = (0..drafts.len())
@@ -256,7 +276,7 @@ pub(crate) fn diagnose(
     }
     let carried_by = fallout::carried(drafts);
     let primary = fallout::primary(catalog, drafts, &caused_by, &carried_by);
-    Diagnosis {
+    Analysis {
         causes,
         remediations,
         caused_by,
