@@ -98,3 +98,81 @@ fn the_schedulers_time_limit_makes_it_an_outside_kill() {
         f.causes
     );
 }
+
+const SIGTERM: &[u8] = include_bytes!("../../../fixtures/gpu/h200-d07_torchrun_sigterm.log");
+const SIGHUP: &[u8] = include_bytes!("../../../fixtures/gpu/h200-d07_torchrun_sighup.log");
+const TERMINATE: &[u8] = include_bytes!("../../../fixtures/gpu/h200-d08_cpp_terminate.log");
+
+#[test]
+fn a_launcher_stopped_from_outside_is_an_outside_kill_not_a_code_bug() {
+    for (log, want) in [(SIGTERM, "SIGTERM"), (SIGHUP, "SIGHUP")] {
+        let r = report(log);
+        assert_eq!(r.primary.as_deref(), Some("sched.cancelled"), "{want}");
+        let f = finding(&r, "sched.cancelled");
+        assert_eq!(f.causes[0].id, "external_kill", "{want}: {:#?}", f.causes);
+        // The SignalException is the same finding, not a python.exception.
+        assert!(
+            r.findings.iter().all(|f| f.class != "python.exception"),
+            "{want}: {:#?}",
+            r.findings
+        );
+        assert_eq!(f.count, 2, "{want}");
+    }
+    assert_eq!(
+        signal(finding(&report(SIGTERM), "sched.cancelled")),
+        "SIGTERM"
+    );
+}
+
+#[test]
+fn a_signal_to_the_launcher_after_a_worker_failed_is_fallout() {
+    let log = "[rank1]: Traceback (most recent call last):\n\
+               [rank1]:   File \"/home/user/train/train.py\", line 40, in <module>\n\
+               [rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 16.00 GiB. GPU 1 has a total capacity of 139.72 GiB of which 6.95 GiB is free.\n\
+               W1201 17:00:21.486000 483 torch/distributed/elastic/agent/server/api.py:739] Received 15 death signal, shutting down workers\n";
+    let r = report(log.as_bytes());
+    assert_eq!(r.primary.as_deref(), Some("cuda.oom"));
+    let f = finding(&r, "sched.cancelled");
+    assert_eq!(
+        f.caused_by.map(|i| r.findings[i].class.as_str()),
+        Some("cuda.oom")
+    );
+}
+
+#[test]
+fn an_uncaught_cpp_exception_is_the_sigabrt_and_the_abort_its_fallout() {
+    let r = report(TERMINATE);
+    let first = &r.findings[0];
+    assert_eq!(first.pattern, "proc-segfault-cpp-terminate");
+    assert_eq!(signal(first), "SIGABRT");
+    assert_eq!(
+        first.facts["exception"].to_string(),
+        "std::invalid_argument"
+    );
+    assert_eq!(
+        first.facts["detail"].to_string(),
+        "prefetch: shard index 17 out of range for 16 shards"
+    );
+    assert!(
+        first.remediations[0].contains("prefetch: shard index 17 out of range"),
+        "{:#?}",
+        first.remediations
+    );
+    let abort = &r.findings[1];
+    assert_eq!(signal(abort), "SIGABRT");
+    assert_eq!(abort.caused_by, Some(0));
+}
+
+#[test]
+fn a_known_error_in_what_is_reported_as_itself() {
+    let log = "terminate called after throwing an instance of 'c10::Error'\n  what():  CUDA error: an illegal memory access was encountered\nAborted (core dumped)\n";
+    let r = report(log.as_bytes());
+    assert_eq!(r.primary.as_deref(), Some("cuda.illegal_address"));
+    assert!(
+        r.findings
+            .iter()
+            .all(|f| f.pattern != "proc-segfault-cpp-terminate"),
+        "{:#?}",
+        r.findings
+    );
+}
