@@ -71,5 +71,5 @@ pub mod templates;
 pub use catalog::{Catalog, CatalogBuilder};
 pub use error::Error;
 pub use report::Report;
-pub use scan::{Scanner, ScannerBuilder};
+pub use scan::{LiteralEngine, Scanner, ScannerBuilder};
 pub use source::MmapChoice;

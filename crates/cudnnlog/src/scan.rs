@@ -57,6 +57,29 @@ struct Config {
     lookback: usize,
     block: usize,
     chunk: usize,
+    engine: LiteralEngine,
+}
+
+/// Which automaton the whole-input literal pass uses. Every choice finds
+/// the same lines; they differ in build time and search speed.
+///
+/// ```
+/// use cudnnlog::{Catalog, LiteralEngine, ScannerBuilder};
+/// let scanner = ScannerBuilder::new()
+///     .literal_engine(LiteralEngine::Nfa)
+///     .build(Catalog::builtin().unwrap());
+/// # let _ = scanner;
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LiteralEngine {
+    /// The NFA for inputs under 4 MiB, the DFA (built on first use) above.
+    #[default]
+    Auto,
+    /// Aho-Corasick's contiguous NFA: builds in a few milliseconds.
+    Nfa,
+    /// Aho-Corasick's full DFA: the fastest search, built in tens of
+    /// milliseconds.
+    Dfa,
 }
 
 impl Default for ScannerBuilder {
@@ -75,6 +98,7 @@ impl ScannerBuilder {
                 lookback: 256 << 10,
                 block: 8 << 20,
                 chunk: 64 << 20,
+                engine: LiteralEngine::Auto,
             },
         }
     }
@@ -117,6 +141,13 @@ impl ScannerBuilder {
         self
     }
 
+    /// Which automaton the literal pass uses. Default:
+    /// [`LiteralEngine::Auto`].
+    pub fn literal_engine(&mut self, engine: LiteralEngine) -> &mut ScannerBuilder {
+        self.config.engine = engine;
+        self
+    }
+
     /// Compiles the catalog's anchors and returns a reusable scanner.
     pub fn build(&self, catalog: Catalog) -> Scanner {
         let (mut anchors, mut owners) = anchor_table(catalog.patterns(), catalog.probes());
@@ -136,7 +167,11 @@ impl ScannerBuilder {
         let build = |kind, dfa: bool| {
             AhoCorasick::builder()
                 .match_kind(kind)
-                .kind(dfa.then_some(aho_corasick::AhoCorasickKind::DFA))
+                .kind(Some(if dfa {
+                    aho_corasick::AhoCorasickKind::DFA
+                } else {
+                    aho_corasick::AhoCorasickKind::ContiguousNFA
+                }))
                 .build(&anchors)
                 .expect("anchors are validated literals")
         };
@@ -161,7 +196,12 @@ impl ScannerBuilder {
             .collect();
         Scanner {
             catalog,
-            scan_ac: build(MatchKind::LeftmostFirst, true),
+            // Small inputs are searched with an NFA that builds in a
+            // fraction of the DFA's time; the DFA is built on the first
+            // input big enough to repay it.
+            scan_nfa: build(MatchKind::LeftmostFirst, false),
+            scan_dfa: std::sync::Arc::new(std::sync::OnceLock::new()),
+            anchors: std::sync::Arc::new(anchors.clone()),
             // Runs on short event texts only: an NFA builds faster.
             event_ac: build(MatchKind::Standard, false),
             owners,
@@ -176,12 +216,42 @@ impl ScannerBuilder {
 #[derive(Clone, Debug)]
 pub struct Scanner {
     catalog: Catalog,
-    scan_ac: AhoCorasick,
+    /// The whole-input pass's automaton for small inputs.
+    scan_nfa: AhoCorasick,
+    /// The same automaton as a full DFA, built on first use.
+    scan_dfa: std::sync::Arc<std::sync::OnceLock<AhoCorasick>>,
+    /// The anchors both are built from.
+    anchors: std::sync::Arc<Vec<String>>,
     event_ac: AhoCorasick,
     owners: Vec<Vec<u32>>,
     /// Per anchor: [`FOR_PATTERN`] and/or [`FOR_PROBE`].
     anchor_kinds: Vec<u8>,
     config: Config,
+}
+
+/// Spans shorter than this are searched with the NFA: building the DFA
+/// costs about as much as the NFA's slower search of this many bytes.
+const DFA_MIN_SPAN: usize = 4 << 20;
+
+impl Scanner {
+    /// The whole-input pass's automaton for a span of `len` bytes.
+    fn scan_ac(&self, len: usize) -> &AhoCorasick {
+        let nfa = match self.config.engine {
+            LiteralEngine::Auto => len < DFA_MIN_SPAN,
+            LiteralEngine::Nfa => true,
+            LiteralEngine::Dfa => false,
+        };
+        if nfa {
+            return &self.scan_nfa;
+        }
+        self.scan_dfa.get_or_init(|| {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostFirst)
+                .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+                .build(self.anchors.as_slice())
+                .expect("anchors are validated literals")
+        })
+    }
 }
 
 /// An anchor some pattern lists.
@@ -652,6 +722,7 @@ impl Scanner {
         hits.clear();
         probe_lines.clear();
         error_lines.clear();
+        let ac = self.scan_ac(span.len());
         let mut pos = span.start;
         // A glog header on the very first line has no newline before it.
         if pos == 0
@@ -670,7 +741,7 @@ impl Scanner {
                 pos
             };
             let input = aho_corasick::Input::new(hay).span(from..span.end);
-            let Some(m) = self.scan_ac.find(input) else {
+            let Some(m) = ac.find(input) else {
                 break;
             };
             // An anchor that starts with the newline before its line.
@@ -685,7 +756,7 @@ impl Scanner {
             let mut at = m.end();
             while kinds != ALL_KINDS && at < content_end {
                 let rest = aho_corasick::Input::new(hay).span(at..content_end);
-                let Some(more) = self.scan_ac.find(rest) else {
+                let Some(more) = ac.find(rest) else {
                     break;
                 };
                 kinds |= self.anchor_kinds[more.pattern().as_usize()];

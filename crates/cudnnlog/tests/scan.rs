@@ -381,3 +381,41 @@ fn spliced_real_logs_agree_three_ways() {
         assert_eq!(classes(&slice), classes(&stream));
     }
 }
+
+/// The literal pass's engines find the same lines: every real and
+/// synthetic fixture gives the same report with the NFA and the DFA.
+#[test]
+fn every_literal_engine_gives_the_same_report() {
+    use cudnnlog::LiteralEngine;
+    let catalog = Catalog::builtin().unwrap();
+    let scanners: Vec<_> = [LiteralEngine::Nfa, LiteralEngine::Dfa]
+        .into_iter()
+        .map(|e| {
+            ScannerBuilder::new()
+                .literal_engine(e)
+                .build(catalog.clone())
+        })
+        .collect();
+    let mut logs = 0;
+    for dir in ["real", "gpu", "synthetic"] {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/");
+        for entry in std::fs::read_dir(format!("{root}{dir}")).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "log") {
+                continue;
+            }
+            let bytes = std::fs::read(&path).unwrap();
+            let reports: Vec<Report> = scanners
+                .iter()
+                .map(|s| {
+                    let mut sink = FindingsSink::new(s.catalog());
+                    let info = s.scan_slice(0, &bytes, &mut sink).unwrap();
+                    sink.into_report(vec![info])
+                })
+                .collect();
+            assert_eq!(reports[0], reports[1], "{}", path.display());
+            logs += 1;
+        }
+    }
+    assert!(logs > 40, "{logs} logs");
+}

@@ -8,8 +8,17 @@ use super::validate::{
 use super::*;
 
 impl Catalog {
-    /// Builds a catalog from (name, contents) pairs, validating everything.
+    /// Builds a catalog from (name, contents) pairs, validating everything
+    /// and compiling every regex.
     pub fn from_files(files: Vec<(String, String)>) -> Result<Catalog, Error> {
+        Catalog::assemble(files.into_iter().map(|(n, t)| (n, t, false)).collect())
+    }
+
+    /// Builds a catalog from (name, contents, built-in) triples. A built-in
+    /// file is the JSON form `build.rs` made of a `patterns/` file (it
+    /// parses faster than TOML), already checked by the test suite: its
+    /// regexes compile on first use.
+    pub(super) fn assemble(files: Vec<(String, String, bool)>) -> Result<Catalog, Error> {
         let mut classes: Vec<Class> = Vec::new();
         let mut warning_order: Option<(String, Vec<String>)> = None;
         let mut class_files: std::collections::HashMap<String, String> = Default::default();
@@ -20,26 +29,25 @@ impl Catalog {
         let mut knowledge: Vec<(String, crate::knowledge::RuleEntry)> = Vec::new();
         let mut frameworks: Vec<crate::knowledge::Framework> = Vec::new();
         let mut signals = crate::knowledge::Signals::default();
-        let mut raw: Vec<(String, PatternFile)> = Vec::new();
+        let mut raw: Vec<(String, PatternFile, bool)> = Vec::new();
         let mut probes: Vec<Probe> = Vec::new();
         let mut releases: Vec<crate::fingerprint::Release> = Vec::new();
         let mut compat = crate::compat::Compat::default();
-        for (name, text) in &files {
+        for (name, text, lazy) in &files {
+            let lazy = *lazy;
             match file_stem(name) {
                 "environment" => {
-                    let f: ProbesFile =
-                        toml::from_str(text).map_err(|e| toml_error(name, text, e))?;
+                    let f: ProbesFile = de(name, text, lazy)?;
                     for p in f.probe {
-                        let p = validate_probe(name, p)?;
+                        let p = validate_probe(name, p, lazy)?;
                         probes.retain(|old| old.id != p.id);
                         probes.push(p);
                     }
                 }
                 "fingerprints" => {
-                    let f: crate::fingerprint::FingerprintsFile =
-                        toml::from_str(text).map_err(|e| toml_error(name, text, e))?;
+                    let f: crate::fingerprint::FingerprintsFile = de(name, text, lazy)?;
                     for fp in f.fingerprint {
-                        let p = validate_fingerprint(name, fp)?;
+                        let p = validate_fingerprint(name, fp, lazy)?;
                         probes.retain(|old| old.id != p.id);
                         probes.push(p);
                     }
@@ -52,8 +60,7 @@ impl Catalog {
                     }
                 }
                 "culprit" => {
-                    let f: crate::culprit::EvidenceFile =
-                        toml::from_str(text).map_err(|e| toml_error(name, text, e))?;
+                    let f: crate::culprit::EvidenceFile = de(name, text, lazy)?;
                     for e in f.evidence {
                         let regex = compile(name, "evidence.regex", &e.regex)?;
                         if e.anchor.is_empty() {
@@ -71,8 +78,7 @@ impl Catalog {
                     }
                 }
                 "diagnosis" => {
-                    let f: crate::knowledge::KnowledgeFile =
-                        toml::from_str(text).map_err(|e| toml_error(name, text, e))?;
+                    let f: crate::knowledge::KnowledgeFile = de(name, text, lazy)?;
                     knowledge.extend(f.rule.into_iter().map(|r| (name.clone(), r)));
                     for fw in f.framework {
                         if fw.markers.iter().any(String::is_empty) {
@@ -101,29 +107,27 @@ impl Catalog {
                     }
                 }
                 "statuses" => {
-                    let f: crate::status::StatusesFile =
-                        toml::from_str(text).map_err(|e| toml_error(name, text, e))?;
+                    let f: crate::status::StatusesFile = de(name, text, lazy)?;
                     for e in f.enums {
                         statuses.retain(|(_, old)| old.name != e.name);
                         statuses.push((name.clone(), e));
                     }
                 }
                 "fragments" => {
-                    let f: FragmentsFile =
-                        toml::from_str(text).map_err(|e| toml_error(name, text, e))?;
+                    let f: FragmentsFile = de(name, text, lazy)?;
                     for (k, v) in &f.fragments {
-                        compile(name, &format!("fragments.{k}"), v)?;
+                        if !lazy {
+                            compile(name, &format!("fragments.{k}"), v)?;
+                        }
                         fragments.insert(k, v);
                     }
                 }
                 "compat" => {
-                    let c: crate::compat::Compat =
-                        toml::from_str(text).map_err(|e| toml_error(name, text, e))?;
+                    let c: crate::compat::Compat = de(name, text, lazy)?;
                     compat.extend(c);
                 }
                 "classes" => {
-                    let f: ClassesFile =
-                        toml::from_str(text).map_err(|e| toml_error(name, text, e))?;
+                    let f: ClassesFile = de(name, text, lazy)?;
                     for c in f.class {
                         if c.id.is_empty() || !c.id.contains('.') {
                             return Err(bad(
@@ -141,8 +145,7 @@ impl Catalog {
                     }
                 }
                 "causes" => {
-                    let f: CausesFile =
-                        toml::from_str(text).map_err(|e| toml_error(name, text, e))?;
+                    let f: CausesFile = de(name, text, lazy)?;
                     for c in f.cause {
                         if c.remediations.is_empty() {
                             return Err(bad(
@@ -156,11 +159,10 @@ impl Catalog {
                     }
                 }
                 _ => {
-                    let p: PatternFile =
-                        toml::from_str(text).map_err(|e| toml_error(name, text, e))?;
+                    let p: PatternFile = de(name, text, lazy)?;
                     // A later file with the same id (a user catalog) replaces an earlier one.
-                    raw.retain(|(_, old)| old.id != p.id);
-                    raw.push((name.clone(), p));
+                    raw.retain(|(_, old, _)| old.id != p.id);
+                    raw.push((name.clone(), p, lazy));
                 }
             }
         }
@@ -222,9 +224,9 @@ impl Catalog {
         }
         let statuses: Vec<crate::status::Enum> = statuses.into_iter().map(|(_, e)| e).collect();
         let mut patterns = Vec::with_capacity(raw.len());
-        for (file, p) in raw {
-            let p = super::validate::validate(&file, p, &class_ids, &cause_ids, &fragments)?;
-            validate_table(&file, &p, &statuses)?;
+        for (file, p, lazy) in raw {
+            let p = super::validate::validate(&file, p, &class_ids, &cause_ids, &fragments, lazy)?;
+            validate_table(&file, &p, &statuses, lazy)?;
             patterns.push(p);
         }
         Ok(Catalog {
@@ -253,5 +255,14 @@ impl Catalog {
             },
             compat,
         })
+    }
+}
+
+/// One catalog file's contents: TOML, or for a built-in file its JSON form.
+fn de<T: serde::de::DeserializeOwned>(name: &str, text: &str, json: bool) -> Result<T, Error> {
+    if json {
+        serde_json::from_str(text).map_err(|e| bad(name, "(file)", e.to_string()))
+    } else {
+        toml::from_str(text).map_err(|e| toml_error(name, text, e))
     }
 }

@@ -245,11 +245,11 @@ pub struct Pattern {
     pub anchors: Vec<String>,
     /// Confirms a candidate event (the *core*: the words that make the
     /// class unambiguous); its named groups become facts.
-    pub regex: Regex,
+    pub regex: LazyRegex,
     /// Optional fact regexes, each run on the same text once the core
     /// matched: a variant that drops or changes one of these parts still
     /// reports the class, without that fact.
-    pub facts: Vec<Regex>,
+    pub facts: Vec<LazyRegex>,
     /// How sure a match is, in (0, 1]: below 1 for patterns that recognise
     /// a message by its tail when its head was cut off.
     pub confidence: f64,
@@ -299,7 +299,7 @@ pub struct Probe {
     /// Literal, case-sensitive strings; one must occur for the regex to run.
     pub anchors: Vec<String>,
     /// Run over the event's text; every match yields its named groups.
-    pub regex: Regex,
+    pub regex: LazyRegex,
     /// Fields set to constants whenever the regex matches
     /// (`framework = "pytorch"` for a `PyTorch version:` line).
     pub set: BTreeMap<String, String>,
@@ -416,12 +416,13 @@ impl CatalogBuilder {
 
     /// Reads, validates and assembles the catalog.
     pub fn build(&self) -> Result<Catalog, Error> {
-        let mut files: Vec<(String, String)> = Vec::new();
+        let mut files: Vec<(String, String, bool)> = Vec::new();
         if self.builtin {
             files.extend(
                 builtin::FILES
                     .iter()
-                    .map(|(p, c)| (format!("patterns/{p}"), c.to_string())),
+                    .zip(builtin::FILES_JSON)
+                    .map(|((p, _), json)| (format!("patterns/{p}"), json.to_string(), true)),
             );
         }
         for dir in &self.dirs {
@@ -441,10 +442,10 @@ impl CatalogBuilder {
                     path: p.display().to_string(),
                     source: e,
                 })?;
-                files.push((p.display().to_string(), text));
+                files.push((p.display().to_string(), text, false));
             }
         }
-        Catalog::from_files(files)
+        Catalog::assemble(files)
     }
 }
 
@@ -655,8 +656,11 @@ impl Catalog {
     }
 }
 
+mod lazy;
 mod load;
 mod validate;
+
+pub use lazy::LazyRegex;
 pub(crate) use validate::anchor_table;
 #[cfg(test)]
 mod tests;

@@ -36,6 +36,61 @@ fn builtin_catalog_loads() {
     assert!(!c.patterns().is_empty());
 }
 
+/// The built-in catalog loads from build.rs's JSON with its regexes left
+/// for first use; here the TOML files themselves pass full validation and
+/// compile every regex, and give the same catalog.
+#[test]
+fn builtin_files_validate_and_compile_and_match_their_json() {
+    let toml: Vec<(String, String)> = builtin::FILES
+        .iter()
+        .map(|(p, c)| (format!("patterns/{p}"), c.to_string()))
+        .collect();
+    let eager = Catalog::from_files(toml).unwrap();
+    let lazy = Catalog::builtin().unwrap();
+    assert!(eager.patterns().iter().all(|p| p.regex.is_compiled()));
+    assert!(lazy.patterns().iter().all(|p| !p.regex.is_compiled()));
+    fn shape(c: &Catalog) -> impl PartialEq + '_ {
+        let patterns: Vec<String> = c
+            .patterns()
+            .iter()
+            .map(|p| {
+                let facts: Vec<&str> = p.facts.iter().map(|f| f.as_str()).collect();
+                format!(
+                    "{} {} {:?} {:?} {} {:?} {:?} {:?} {}",
+                    p.id,
+                    p.class,
+                    p.severity,
+                    p.anchors,
+                    p.regex.as_str(),
+                    facts,
+                    p.causes
+                        .iter()
+                        .map(|c| (&c.id, c.prior))
+                        .collect::<Vec<_>>(),
+                    p.remediations,
+                    p.examples.len()
+                )
+            })
+            .collect();
+        let probes: Vec<String> = c
+            .probes()
+            .iter()
+            .map(|p| format!("{} {} {:?} {:?}", p.id, p.regex.as_str(), p.set, p.build))
+            .collect();
+        let classes: Vec<&str> = c.classes().iter().map(|k| k.id.as_str()).collect();
+        let causes: Vec<&str> = c.causes().iter().map(|k| k.id.as_str()).collect();
+        (
+            patterns,
+            probes,
+            classes,
+            causes,
+            c.releases().to_vec(),
+            c.knowledge().len(),
+        )
+    }
+    assert!(shape(&eager) == shape(&lazy));
+}
+
 #[test]
 fn valid_file_loads() {
     let c = load(pattern("")).unwrap();

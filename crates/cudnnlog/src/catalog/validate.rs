@@ -30,12 +30,27 @@ pub(super) fn compile(file: &str, field: &str, regex: &str) -> Result<Regex, Err
         .map_err(|e| bad(file, field, e.to_string()))
 }
 
-pub(super) fn validate_probe(file: &str, p: ProbeFile) -> Result<Probe, Error> {
+/// A catalog regex: compiled now, or parsed now and compiled on first use
+/// (`lazy`, for the built-in files the test suite has compiled).
+pub(super) fn lazy_regex(
+    file: &str,
+    field: &str,
+    regex: &str,
+    lazy: bool,
+) -> Result<LazyRegex, Error> {
+    if lazy {
+        Ok(LazyRegex::trusted(regex))
+    } else {
+        LazyRegex::compile(regex).map_err(|e| bad(file, field, e))
+    }
+}
+
+pub(super) fn validate_probe(file: &str, p: ProbeFile, lazy: bool) -> Result<Probe, Error> {
     let field = |f: &str| format!("probe.{f}");
     validate_anchors(file, &field("anchors"), &p.anchors)?;
-    let regex = compile(file, &field("regex"), &p.regex)?;
+    let regex = lazy_regex(file, &field("regex"), &p.regex, lazy)?;
     let known = |n: &str| crate::environment::FIELDS.contains(&n);
-    if let Some(n) = regex.capture_names().flatten().find(|n| !known(n)) {
+    if let Some(n) = regex.names().find(|n| !lazy && !known(n)) {
         return Err(bad(
             file,
             &field("regex"),
@@ -72,12 +87,13 @@ pub(super) fn validate_probe(file: &str, p: ProbeFile) -> Result<Probe, Error> {
 pub(super) fn validate_fingerprint(
     file: &str,
     f: crate::fingerprint::FingerprintEntry,
+    lazy: bool,
 ) -> Result<Probe, Error> {
     use crate::fingerprint::{is_version, Build, FRAMEWORKS};
     let field = |x: &str| format!("fingerprint.{x}");
     let id = &f.id;
     validate_anchors(file, &field("anchors"), &f.anchors)?;
-    let regex = compile(file, &field("regex"), &f.regex)?;
+    let regex = lazy_regex(file, &field("regex"), &f.regex, lazy)?;
     if !FRAMEWORKS.contains(&f.framework.as_str()) {
         return Err(bad(
             file,
@@ -88,7 +104,7 @@ pub(super) fn validate_fingerprint(
             ),
         ));
     }
-    let groups: Vec<&str> = regex.capture_names().flatten().collect();
+    let groups: Vec<&str> = regex.names().collect();
     if let Some(g) = groups
         .iter()
         .find(|g| !["version", "built_ms", "built_yymm"].contains(g))
@@ -199,6 +215,7 @@ pub(super) fn validate(
     classes: &HashSet<&str>,
     causes: &HashSet<&str>,
     fragments: &crate::fragments::Fragments,
+    lazy: bool,
 ) -> Result<Pattern, Error> {
     let kebab = |s: &str| {
         !s.is_empty()
@@ -231,21 +248,20 @@ pub(super) fn validate(
         ));
     }
     let expand = |field: &str, r: &str| fragments.expand(r).map_err(|e| bad(file, field, e));
-    let regex = compile(file, "regex", &expand("regex", &p.regex)?)?;
+    let regex = lazy_regex(file, "regex", &expand("regex", &p.regex)?, lazy)?;
     let mut facts = Vec::with_capacity(p.facts.len());
     for f in &p.facts {
-        let r = compile(file, "facts", &expand("facts", f)?)?;
-        if r.capture_names().flatten().next().is_none() {
+        let r = lazy_regex(file, "facts", &expand("facts", f)?, lazy)?;
+        if !lazy && r.names().next().is_none() {
             return Err(bad(file, "facts", format!("{f:?} has no named group")));
         }
         facts.push(r);
     }
-    {
-        let captures = crate::diagnose::advice::captures_of(&regex, &facts);
-        for r in &p.remediations {
-            crate::diagnose::advice::check(r, &captures)
-                .map_err(|m| bad(file, "remediations", m))?;
-        }
+    // What needs the regexes' group names is checked for a user's catalog;
+    // the built-in one's were checked by the test suite (and parsing every
+    // regex would cost its start-up what compiling them used to).
+    if !lazy {
+        check_names(file, &p, &regex, &facts)?;
     }
     let confidence = p.confidence.unwrap_or(1.0);
     if !(confidence > 0.0 && confidence <= 1.0) {
@@ -253,22 +269,6 @@ pub(super) fn validate(
             file,
             "confidence",
             format!("{confidence} is not in (0, 1]"),
-        ));
-    }
-    let mut names: HashSet<&str> = regex
-        .capture_names()
-        .chain(facts.iter().flat_map(|f| f.capture_names()))
-        .flatten()
-        .collect();
-    // A status table resolves the status's name and code as facts.
-    if p.table.is_some() {
-        names.extend(["status", "code"]);
-    }
-    if let Some(s) = p.signature.iter().find(|s| !names.contains(s.as_str())) {
-        return Err(bad(
-            file,
-            "signature",
-            format!("{s:?} is not a named group of the regex"),
         ));
     }
     for c in &p.causes {
@@ -289,15 +289,6 @@ pub(super) fn validate(
             "examples",
             "a pattern needs at least one example",
         ));
-    }
-    for ex in &p.examples {
-        if let Some(k) = ex.facts.keys().find(|k| !names.contains(k.as_str())) {
-            return Err(bad(
-                file,
-                "examples.facts",
-                format!("{k:?} is not a named group of the regex"),
-            ));
-        }
     }
     let mut causes_sorted = p.causes;
     causes_sorted.sort_by(|a, b| b.prior.total_cmp(&a.prior));
@@ -328,12 +319,52 @@ pub(super) fn validate(
     })
 }
 
+/// The checks that need a pattern's group names: remediation placeholders,
+/// the signature, the facts its examples expect.
+fn check_names(
+    file: &str,
+    p: &PatternFile,
+    regex: &LazyRegex,
+    facts: &[LazyRegex],
+) -> Result<(), Error> {
+    let captures = crate::diagnose::advice::captures_of(regex, facts);
+    for r in &p.remediations {
+        crate::diagnose::advice::check(r, &captures).map_err(|m| bad(file, "remediations", m))?;
+    }
+    let mut names: HashSet<&str> = regex
+        .names()
+        .chain(facts.iter().flat_map(|f| f.names()))
+        .collect();
+    // A status table resolves the status's name and code as facts.
+    if p.table.is_some() {
+        names.extend(["status", "code"]);
+    }
+    if let Some(s) = p.signature.iter().find(|s| !names.contains(s.as_str())) {
+        return Err(bad(
+            file,
+            "signature",
+            format!("{s:?} is not a named group of the regex"),
+        ));
+    }
+    for ex in &p.examples {
+        if let Some(k) = ex.facts.keys().find(|k| !names.contains(k.as_str())) {
+            return Err(bad(
+                file,
+                "examples.facts",
+                format!("{k:?} is not a named group of the regex"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A pattern's status table must exist, be of its class, and its regexes
 /// must capture a status.
 pub(super) fn validate_table(
     file: &str,
     p: &Pattern,
     statuses: &[crate::status::Enum],
+    lazy: bool,
 ) -> Result<(), Error> {
     let Some(table) = &p.table else {
         return Ok(());
@@ -352,11 +383,13 @@ pub(super) fn validate_table(
             format!("class must be the table's generic class {:?}", e.generic),
         ));
     }
+    if lazy {
+        return Ok(());
+    }
     let names: HashSet<&str> = p
         .regex
-        .capture_names()
-        .chain(p.facts.iter().flat_map(|f| f.capture_names()))
-        .flatten()
+        .names()
+        .chain(p.facts.iter().flat_map(|f| f.names()))
         .collect();
     if !["status", "code", "status_text"]
         .iter()

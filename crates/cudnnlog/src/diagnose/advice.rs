@@ -173,10 +173,13 @@ pub(crate) fn check(r: &str, captures: &BTreeSet<String>) -> Result<(), String> 
 }
 
 /// The names of a pattern's captures: its regex's and its facts regexes'.
-pub(crate) fn captures_of(regex: &regex::Regex, facts: &[regex::Regex]) -> BTreeSet<String> {
+pub(crate) fn captures_of(
+    regex: &crate::catalog::LazyRegex,
+    facts: &[crate::catalog::LazyRegex],
+) -> BTreeSet<String> {
     std::iter::once(regex)
         .chain(facts)
-        .flat_map(|r| r.capture_names().flatten().map(str::to_string))
+        .flat_map(|r| r.names().map(str::to_string))
         .collect()
 }
 
