@@ -20,7 +20,6 @@
 //! assert!(rule.applies_to("cudnn.plan_failed"));
 //! ```
 
-use regex::Regex;
 use serde::Deserialize;
 
 /// What a rule reads.
@@ -61,7 +60,7 @@ pub struct KnowledgeRule {
     /// What it reads.
     pub read: Read,
     /// Matched against what it reads.
-    pub regex: Regex,
+    pub regex: crate::catalog::LazyRegex,
     /// Only when the environment's `framework` is this.
     pub framework: Option<String>,
     /// The causes it scales, with their factors: above 1 for evidence for
@@ -217,12 +216,14 @@ pub(crate) struct RuleEntry {
 }
 
 impl RuleEntry {
-    /// Validates the entry against the catalog's class and cause ids.
+    /// Validates the entry against the catalog's class and cause ids; a
+    /// `trusted` (built-in) rule's regex is compiled on first use.
     pub(crate) fn validate(
         self,
         is_class: &dyn Fn(&str) -> bool,
         is_family: &dyn Fn(&str) -> bool,
         is_cause: &dyn Fn(&str) -> bool,
+        trusted: bool,
     ) -> Result<KnowledgeRule, (String, String)> {
         let fail =
             |field: &str, m: String| Err((field.to_string(), format!("rule {:?}: {m}", self.id)));
@@ -264,12 +265,13 @@ impl RuleEntry {
                 ),
             );
         };
-        let regex = match regex::RegexBuilder::new(&self.regex)
-            .size_limit(1 << 20)
-            .build()
-        {
-            Ok(r) => r,
-            Err(e) => return fail("rule.regex", e.to_string()),
+        let regex = if trusted {
+            crate::catalog::LazyRegex::trusted(&self.regex)
+        } else {
+            match crate::catalog::LazyRegex::compile(&self.regex) {
+                Ok(r) => r,
+                Err(e) => return fail("rule.regex", e),
+            }
         };
         Ok(KnowledgeRule {
             id: self.id,
@@ -319,6 +321,7 @@ mod tests {
             &|c| c == "cuda.oom" || c == "python.permission",
             &|f| f == "python" || f == "cuda",
             &|c| c == "stale_cache",
+            false,
         )
     }
 

@@ -202,8 +202,9 @@ impl ScannerBuilder {
             scan_nfa: build(MatchKind::LeftmostFirst, false),
             scan_dfa: std::sync::Arc::new(std::sync::OnceLock::new()),
             anchors: std::sync::Arc::new(anchors.clone()),
-            // Runs on short event texts only: an NFA builds faster.
-            event_ac: build(MatchKind::Standard, false),
+            // Runs on short event texts only: an NFA builds faster; and
+            // only once a line holds an anchor.
+            event_ac: std::sync::Arc::new(std::sync::OnceLock::new()),
             owners,
             anchor_kinds,
             config: self.config,
@@ -222,7 +223,9 @@ pub struct Scanner {
     scan_dfa: std::sync::Arc<std::sync::OnceLock<AhoCorasick>>,
     /// The anchors both are built from.
     anchors: std::sync::Arc<Vec<String>>,
-    event_ac: AhoCorasick,
+    /// Every anchor of an event's text (standard semantics), built on
+    /// first use.
+    event_ac: std::sync::Arc<std::sync::OnceLock<AhoCorasick>>,
     owners: Vec<Vec<u32>>,
     /// Per anchor: [`FOR_PATTERN`] and/or [`FOR_PROBE`].
     anchor_kinds: Vec<u8>,
@@ -234,6 +237,17 @@ pub struct Scanner {
 const DFA_MIN_SPAN: usize = 4 << 20;
 
 impl Scanner {
+    /// The automaton that finds every anchor in an event's text.
+    fn event_ac(&self) -> &AhoCorasick {
+        self.event_ac.get_or_init(|| {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::Standard)
+                .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
+                .build(self.anchors.as_slice())
+                .expect("anchors are validated literals")
+        })
+    }
+
     /// The whole-input pass's automaton for a span of `len` bytes.
     fn scan_ac(&self, len: usize) -> &AhoCorasick {
         let nfa = match self.config.engine {
@@ -841,7 +855,7 @@ impl Scanner {
         let n_patterns = self.catalog.patterns().len() as u32;
         let probes = self.catalog.probes();
         st.candidates.clear();
-        for m in self.event_ac.find_overlapping_iter(whole.as_str()) {
+        for m in self.event_ac().find_overlapping_iter(whole.as_str()) {
             st.candidates.extend(
                 self.owners[m.pattern().as_usize()]
                     .iter()
@@ -903,7 +917,7 @@ impl Scanner {
         ev.text_into(hay, &mut st.text, &mut st.line_at, &mut st.scratch);
         let text = st.text.as_str();
         st.candidates.clear();
-        for m in self.event_ac.find_overlapping_iter(text) {
+        for m in self.event_ac().find_overlapping_iter(text) {
             st.candidates
                 .extend_from_slice(&self.owners[m.pattern().as_usize()]);
         }

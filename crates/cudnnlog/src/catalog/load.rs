@@ -26,7 +26,7 @@ impl Catalog {
         let mut fragments = crate::fragments::Fragments::default();
         let mut statuses: Vec<(String, crate::status::Enum)> = Vec::new();
         let mut evidence: Vec<crate::culprit::EvidenceRule> = Vec::new();
-        let mut knowledge: Vec<(String, crate::knowledge::RuleEntry)> = Vec::new();
+        let mut knowledge: Vec<(String, crate::knowledge::RuleEntry, bool)> = Vec::new();
         let mut frameworks: Vec<crate::knowledge::Framework> = Vec::new();
         let mut signals = crate::knowledge::Signals::default();
         let mut raw: Vec<(String, PatternFile, bool)> = Vec::new();
@@ -79,7 +79,7 @@ impl Catalog {
                 }
                 "diagnosis" => {
                     let f: crate::knowledge::KnowledgeFile = de(name, text, lazy)?;
-                    knowledge.extend(f.rule.into_iter().map(|r| (name.clone(), r)));
+                    knowledge.extend(f.rule.into_iter().map(|r| (name.clone(), r, lazy)));
                     for fw in f.framework {
                         if fw.markers.iter().any(String::is_empty) {
                             return Err(bad(name, "framework.markers", "an empty marker"));
@@ -194,12 +194,13 @@ impl Catalog {
             .filter_map(|c| c.id.split('.').next())
             .collect();
         let mut rules: Vec<crate::knowledge::KnowledgeRule> = Vec::new();
-        for (file, r) in knowledge {
+        for (file, r, lazy) in knowledge {
             let r = r
                 .validate(
                     &|c| class_ids.contains(c),
                     &|f| families.contains(f),
                     &|c| cause_ids.contains(c),
+                    lazy,
                 )
                 .map_err(|(field, m)| bad(&file, &field, m))?;
             rules.retain(|old| old.id != r.id);
