@@ -32,6 +32,31 @@
 //! The library never prints; errors are [`Error`] values naming the file
 //! (and catalog field) they are about.
 
+/// A substring search whose needle is a literal: the searcher is built
+/// once per call site, not on every call (building one costs more than
+/// searching a short line).
+macro_rules! memfind {
+    ($hay:expr, $needle:expr) => {{
+        static FINDER: std::sync::OnceLock<memchr::memmem::Finder<'static>> =
+            std::sync::OnceLock::new();
+        FINDER
+            .get_or_init(|| memchr::memmem::Finder::new($needle))
+            .find($hay)
+    }};
+}
+
+/// Every occurrence of a literal needle, with the searcher built once per
+/// call site (see `memfind!`).
+macro_rules! memfind_iter {
+    ($hay:expr, $needle:expr) => {{
+        static FINDER: std::sync::OnceLock<memchr::memmem::Finder<'static>> =
+            std::sync::OnceLock::new();
+        FINDER
+            .get_or_init(|| memchr::memmem::Finder::new($needle))
+            .find_iter($hay)
+    }};
+}
+
 pub mod ansi;
 pub mod catalog;
 pub mod check;

@@ -330,7 +330,7 @@ fn nccl_origin(i: &[u8]) -> Res<'_, Origin> {
         tuple((char(':'), digits, char(' '), char('['), digits, tag("] "))),
     )(i)?;
     // The body starts with `NCCL INFO …`, or with `file.cc:904 NCCL WARN …`.
-    if memchr::memmem::find(&rest[..rest.len().min(48)], b"NCCL").is_none() {
+    if memfind!(&rest[..rest.len().min(48)], b"NCCL").is_none() {
         return Err(nom::Err::Error(nom::error::Error::new(
             i,
             nom::error::ErrorKind::Tag,
@@ -351,7 +351,7 @@ fn ray_origin(i: &[u8]) -> Res<'_, Origin> {
         ),
         char(' '),
     )(i)?;
-    let pid = memchr::memmem::find(inner, b"pid=").is_some_and(|p| {
+    let pid = memfind!(inner, b"pid=").is_some_and(|p| {
         (p == 0 || inner[p - 1] == b' ') && inner.get(p + 4).is_some_and(|c| c.is_ascii_digit())
     });
     let daemon = inner.starts_with(b"raylet") || inner.starts_with(b"gcs_server");

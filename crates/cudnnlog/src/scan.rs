@@ -268,6 +268,9 @@ impl Scanner {
     }
 }
 
+/// The least a piece of a stream's window is worth a thread for.
+const PARALLEL_PIECE_MIN: usize = 1 << 20;
+
 /// An anchor some pattern lists.
 const FOR_PATTERN: u8 = 1;
 /// An anchor some environment probe lists.
@@ -627,7 +630,7 @@ impl Scanner {
         let search_to = (owned.end + self.config.forward).min(hay.len());
         let mut probe_lines = std::mem::take(&mut st.probe_lines);
         let mut error_lines = std::mem::take(&mut st.error_lines);
-        self.find_candidates(
+        self.find_candidates_parallel(
             hay,
             search_from..search_to,
             &mut st.hits,
@@ -718,6 +721,53 @@ impl Scanner {
             }
         }
         Ok(())
+    }
+
+    /// [`find_candidates`](Scanner::find_candidates) on all of rayon's
+    /// threads: a span of several pieces is cut at line starts, each piece
+    /// searched on its own, and the lines joined in order — the same lines
+    /// as one pass finds, since the search goes line by line. A stream's
+    /// window (a file still being written, a pipe, a decompressed log) gets
+    /// all cores this way with its memory still bounded by the block.
+    fn find_candidates_parallel(
+        &self,
+        hay: &[u8],
+        span: Range<usize>,
+        hits: &mut Vec<usize>,
+        probe_lines: &mut Vec<usize>,
+        error_lines: &mut Vec<usize>,
+    ) {
+        let pieces = rayon::current_num_threads().min(span.len() / PARALLEL_PIECE_MIN);
+        if pieces < 2 {
+            return self.find_candidates(hay, span, hits, probe_lines, error_lines);
+        }
+        use rayon::prelude::*;
+        let step = span.len() / pieces;
+        let mut cuts = vec![span.start];
+        for i in 1..pieces {
+            let at = line_end_after(hay, span.start + i * step).min(span.end);
+            if at > *cuts.last().expect("one cut") {
+                cuts.push(at);
+            }
+        }
+        cuts.push(span.end);
+        type Lines = (Vec<usize>, Vec<usize>, Vec<usize>);
+        let found: Vec<Lines> = cuts
+            .par_windows(2)
+            .map(|w| {
+                let mut l: Lines = Default::default();
+                self.find_candidates(hay, w[0]..w[1], &mut l.0, &mut l.1, &mut l.2);
+                l
+            })
+            .collect();
+        hits.clear();
+        probe_lines.clear();
+        error_lines.clear();
+        for (h, p, e) in found {
+            hits.extend(h);
+            probe_lines.extend(p);
+            error_lines.extend(e);
+        }
     }
 
     /// Records the start of every line in `hay[span]` that holds a

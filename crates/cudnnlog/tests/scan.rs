@@ -419,3 +419,30 @@ fn every_literal_engine_gives_the_same_report() {
     }
     assert!(logs > 40, "{logs} logs");
 }
+
+/// A stream's window big enough to be searched on several threads (a file
+/// still being written, a pipe) gives the report of the scan in memory.
+#[test]
+fn a_big_streamed_window_searched_in_pieces_gives_the_same_report() {
+    let mut log = Vec::new();
+    while log.len() < 5 << 20 {
+        log.extend_from_slice(LIGHTNING);
+        log.extend_from_slice(DUP_GPU);
+        log.extend_from_slice(OOM);
+    }
+    let scanner = ScannerBuilder::new()
+        .block_size(4 << 20)
+        .build(Catalog::builtin().unwrap());
+    let mut sink = FindingsSink::new(scanner.catalog());
+    let info = scanner
+        .scan_reader(0, "<memory>", std::io::Cursor::new(&log), &mut sink)
+        .unwrap();
+    let streamed = sink.into_report(vec![info]);
+    let in_memory = report_slice(&log);
+    assert_eq!(streamed, in_memory);
+    assert!(
+        streamed.findings.iter().any(|f| f.count > 10),
+        "{:?}",
+        streamed.findings
+    );
+}

@@ -188,6 +188,16 @@ const LAST_WORDS_LINES: usize = 20;
 /// }
 /// ```
 pub fn last_words(hay: &[u8], ev: &Event<'_>) -> bool {
+    fn went_on() -> &'static [memchr::memmem::Finder<'static>] {
+        static FINDERS: std::sync::OnceLock<Vec<memchr::memmem::Finder<'static>>> =
+            std::sync::OnceLock::new();
+        FINDERS.get_or_init(|| {
+            WENT_ON
+                .iter()
+                .map(|w| memchr::memmem::Finder::new(*w))
+                .collect()
+        })
+    }
     const WENT_ON: &[&[u8]] = &[
         b"Falling back",
         b"falling back",
@@ -216,9 +226,7 @@ pub fn last_words(hay: &[u8], ev: &Event<'_>) -> bool {
         let progress = crate::context::progress_of(body);
         if progress.step.is_some()
             || progress.epoch.is_some()
-            || WENT_ON
-                .iter()
-                .any(|w| memchr::memmem::find(body, w).is_some())
+            || went_on().iter().any(|w| w.find(body).is_some())
         {
             return false;
         }

@@ -99,7 +99,7 @@ pub(super) fn shape(body: &[u8]) -> Shape {
 
 /// `path.py:123: SomethingWarning: message`.
 pub(super) fn is_warning_line(body: &[u8]) -> bool {
-    let Some(at) = memchr::memmem::find(body, b"Warning: ") else {
+    let Some(at) = memfind!(body, b"Warning: ") else {
         return false;
     };
     let head = &body[..at];
@@ -122,13 +122,12 @@ pub(super) fn is_warning_line(body: &[u8]) -> bool {
 
 /// `File "x.py", line 3, in f` (or `File "x.py", line 3`).
 fn is_frame(body: &[u8]) -> bool {
-    body.starts_with(b"File \"")
-        && memchr::memmem::find(&body[6..body.len().min(4096)], b"\", line ").is_some()
+    body.starts_with(b"File \"") && memfind!(&body[6..body.len().min(4096)], b"\", line ").is_some()
 }
 
 /// `ValueError                                Traceback (most recent call last)`.
 fn is_ipython_start(body: &[u8]) -> bool {
-    let Some(at) = memchr::memmem::find(body, b"Traceback (most recent call last)") else {
+    let Some(at) = memfind!(body, b"Traceback (most recent call last)") else {
         return false;
     };
     let head = &body[..at];
@@ -190,7 +189,7 @@ pub(super) fn is_exception(body: &[u8]) -> bool {
     if let Some(rest) = body.strip_prefix(b"** (") {
         return exception_name_len(rest).is_some_and(|n| rest.get(n) == Some(&b')'));
     }
-    if body.starts_with(b"thread '") && memchr::memmem::find(body, b"' panicked at ").is_some() {
+    if body.starts_with(b"thread '") && memfind!(body, b"' panicked at ").is_some() {
         return true;
     }
     let Some(n) = exception_name_len(body) else {

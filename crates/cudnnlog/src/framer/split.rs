@@ -17,7 +17,6 @@
 //! own, with the physical line's number.
 
 use super::shape::{exception_name_len, is_warning_line};
-use memchr::memmem;
 use std::ops::Range;
 
 const TRACEBACK: &[u8] = b"Traceback (most recent call last)";
@@ -53,17 +52,17 @@ pub(super) fn split(hay: &[u8], line: Range<usize>, body: usize, out: &mut Vec<R
 /// A cheap test that rules out most lines.
 fn maybe_split(text: &[u8]) -> bool {
     memchr::memchr(b'\\', text).is_some()
-        || memmem::find(text, TRACEBACK).is_some_and(|p| p > 0)
-        || memmem::find(text, b"Warning: ").is_some()
-        || memmem::find(text, b"it/s]").is_some()
-        || memmem::find(text, b"s/it]").is_some()
-        || memmem::find(text, b"Error: ").is_some()
-        || memmem::find(text, b"Exception: ").is_some()
+        || memfind!(text, TRACEBACK).is_some_and(|p| p > 0)
+        || memfind!(text, b"Warning: ").is_some()
+        || memfind!(text, b"it/s]").is_some()
+        || memfind!(text, b"s/it]").is_some()
+        || memfind!(text, b"Error: ").is_some()
+        || memfind!(text, b"Exception: ").is_some()
 }
 
 /// Where `text` holds an escaped newline (`\n`, not `\\n`): its offset.
 fn escapes(text: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    memmem::find_iter(text, b"\\n").filter(move |&p| p == 0 || text[p - 1] != b'\\')
+    memfind_iter!(text, b"\\n").filter(move |&p| p == 0 || text[p - 1] != b'\\')
 }
 
 /// Cuts at escaped newlines when the line is plainly an escaped text: at
@@ -111,7 +110,7 @@ fn split_glued(text: &[u8], piece: Range<usize>, out: &mut Vec<Range<usize>>) {
     let s = &text[piece.clone()];
     let mut cuts: Vec<usize> = Vec::new();
     // A traceback header after other text (not IPython's `Type   Traceback`).
-    if let Some(p) = memmem::find(s, TRACEBACK) {
+    if let Some(p) = memfind!(s, TRACEBACK) {
         let head = &s[..p];
         let name = head.trim_ascii_end();
         let ipython = head.len() - name.len() >= 2 && exception_name_len(name) == Some(name.len());
@@ -122,7 +121,7 @@ fn split_glued(text: &[u8], piece: Range<usize>, out: &mut Vec<Range<usize>>) {
         collapsed_traceback(s, p, &mut cuts);
     }
     // A warning location after other text: `…]/path/x.py:12: UserWarning: `.
-    for w in memmem::find_iter(s, b"Warning: ") {
+    for w in memfind_iter!(s, b"Warning: ") {
         if let Some(p) = warning_start(s, w) {
             if p > 0 && !s[..p].trim_ascii().is_empty() {
                 cuts.push(p);
@@ -130,12 +129,11 @@ fn split_glued(text: &[u8], piece: Range<usize>, out: &mut Vec<Range<usize>>) {
         }
     }
     // Text right after a progress bar: `… 3.2it/s]RuntimeError: …`.
-    for needle in [&b"it/s]"[..], b"s/it]"] {
-        for p in memmem::find_iter(s, needle) {
-            let after = p + needle.len();
-            if s.get(after).is_some_and(|c| !c.is_ascii_whitespace()) {
-                cuts.push(after);
-            }
+    let bars = memfind_iter!(s, b"it/s]").chain(memfind_iter!(s, b"s/it]"));
+    for p in bars {
+        let after = p + b"it/s]".len();
+        if s.get(after).is_some_and(|c| !c.is_ascii_whitespace()) {
+            cuts.push(after);
         }
     }
     // An exception glued to a tag: `[stderr]RuntimeError: …`.
@@ -190,7 +188,7 @@ fn warning_start(s: &[u8], w: usize) -> Option<usize> {
 /// frame's `, in name`, and before the final exception.
 fn collapsed_traceback(s: &[u8], header: usize, cuts: &mut Vec<usize>) {
     let body = header + TRACEBACK.len();
-    let frames: Vec<usize> = memmem::find_iter(&s[body..], b"File \"")
+    let frames: Vec<usize> = memfind_iter!(&s[body..], b"File \"")
         .map(|p| body + p)
         .filter(|&p| s[..p].ends_with(b"  "))
         .collect();
@@ -203,7 +201,7 @@ fn collapsed_traceback(s: &[u8], header: usize, cuts: &mut Vec<usize>) {
         cuts.push(f - blanks);
         let end = frames.get(i + 1).map_or(s.len(), |&n| n);
         // `File "x.py", line 3, in name   code…`
-        let Some(in_at) = memmem::find(&s[f..end], b", in ").map(|p| f + p + 5) else {
+        let Some(in_at) = memfind!(&s[f..end], b", in ").map(|p| f + p + 5) else {
             continue;
         };
         let name_end = s[in_at..end]
