@@ -419,6 +419,16 @@ fn scan(args: ScanArgs) -> anyhow::Result<ExitCode> {
     // Files are scanned in parallel, each into a fork of the sink; the forks
     // are joined in the order given, each numbered after the sources read
     // before it.
+    // Several files: one bar for all of them, over their total size.
+    let many_bar = if single {
+        None
+    } else {
+        let paths = inputs.iter().filter_map(|i| match i {
+            inputs::Input::File(p) => Some(p.as_path()),
+            inputs::Input::Stdin => None,
+        });
+        progress_bar_many(paths, args.quiet)
+    };
     let scanned: Vec<_> = {
         use rayon::prelude::*;
         let forks: Vec<stream_sink::Streaming<'_>> = inputs
@@ -452,10 +462,17 @@ fn scan(args: ScanArgs) -> anyhow::Result<ExitCode> {
                         } else {
                             None
                         };
+                        // This file's share of the many-file bar so far.
+                        let counted = std::sync::atomic::AtomicU64::new(0);
                         let result =
                             scanner.scan_path_parallel(0, path, mmap, &mut fork, &|done| {
                                 if let Some(bar) = &bar {
                                     bar.set_position(done);
+                                }
+                                if let Some(bar) = &many_bar {
+                                    let before = counted
+                                        .fetch_max(done, std::sync::atomic::Ordering::Relaxed);
+                                    bar.inc(done.saturating_sub(before));
                                 }
                             });
                         if let Some(bar) = bar {
@@ -468,6 +485,9 @@ fn scan(args: ScanArgs) -> anyhow::Result<ExitCode> {
             })
             .collect()
     };
+    if let Some(bar) = many_bar {
+        bar.finish_and_clear();
+    }
     let mut sources = Vec::new();
     let mut failed = false;
     for (result, mut fork) in scanned {
@@ -548,6 +568,30 @@ fn progress_bar(path: &std::path::Path, quiet: bool) -> Option<indicatif::Progre
         .progress_chars("=> "),
     );
     bar.set_message(render::sanitize(&path.display().to_string()));
+    Some(bar)
+}
+
+/// One progress bar for several files, when their total size is over
+/// [`PROGRESS_MIN_BYTES`] and standard error is a terminal.
+fn progress_bar_many<'p>(
+    paths: impl Iterator<Item = &'p std::path::Path>,
+    quiet: bool,
+) -> Option<indicatif::ProgressBar> {
+    let (files, len) = paths.fold((0u64, 0u64), |(n, len), p| {
+        (n + 1, len + std::fs::metadata(p).map_or(0, |m| m.len()))
+    });
+    if quiet || len < PROGRESS_MIN_BYTES || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(len);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {eta}",
+        )
+        .ok()?
+        .progress_chars("=> "),
+    );
+    bar.set_message(format!("{files} files"));
     Some(bar)
 }
 

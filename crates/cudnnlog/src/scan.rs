@@ -350,7 +350,7 @@ impl Scanner {
         let name = path.display().to_string();
         match open(path, mmap)? {
             Opened::Mapped(map) => self.scan_slice_named(source, &name, &map, sink),
-            Opened::Stream(reader) => self.scan_reader(source, &name, reader, sink),
+            Opened::Stream(reader, _) => self.scan_reader(source, &name, reader, sink),
         }
     }
 
@@ -372,7 +372,10 @@ impl Scanner {
                 info.path = name;
                 Ok(info)
             }
-            Opened::Stream(reader) => self.scan_reader(source, &name, reader, sink),
+            Opened::Stream(reader, read) => {
+                let done = || progress(read.load(std::sync::atomic::Ordering::Relaxed));
+                self.scan_stream(source, &name, reader, sink, &done)
+            }
         }
     }
 
@@ -568,8 +571,21 @@ impl Scanner {
         &self,
         source: usize,
         name: &str,
+        reader: R,
+        sink: &mut S,
+    ) -> Result<SourceInfo, S::Error> {
+        self.scan_stream(source, name, reader, sink, &|| {})
+    }
+
+    /// [`scan_reader`](Scanner::scan_reader), calling `progress` after each
+    /// window.
+    fn scan_stream<S: Sink, R: Read>(
+        &self,
+        source: usize,
+        name: &str,
         mut reader: R,
         sink: &mut S,
+        progress: &dyn Fn(),
     ) -> Result<SourceInfo, S::Error> {
         let io = |e: std::io::Error| Error::Io {
             path: name.to_string(),
@@ -600,6 +616,7 @@ impl Scanner {
             if !st.stopped {
                 self.scan_window(&mut st, &buf, owned_from..owned_to, false, sink)?;
             }
+            progress();
             if eof {
                 let lines = count_lines(&mut st.counter, &buf);
                 return Ok(SourceInfo {
@@ -1117,7 +1134,24 @@ fn line_location(st: &mut State, hay: &[u8], start: usize, prefix: &Prefix) -> L
 /// A source ready to scan: mapped bytes, or a stream (decompressed if need be).
 enum Opened {
     Mapped(memmap2::Mmap),
-    Stream(Box<dyn Read>),
+    /// A stream, and how many bytes of the file it has read so far
+    /// (compressed bytes for a compressed file): for progress.
+    Stream(Box<dyn Read>, std::sync::Arc<std::sync::atomic::AtomicU64>),
+}
+
+/// A reader that counts the bytes read through it.
+struct Counting<R> {
+    inner: R,
+    read: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read
+            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(n)
+    }
 }
 
 /// Opens a path for scanning: directories and devices are refused; a
@@ -1142,8 +1176,13 @@ fn open(path: &Path, mmap: MmapChoice) -> Result<Opened, Error> {
             return Ok(Opened::Mapped(map));
         }
     }
-    let (_, reader) = decompressed(file).map_err(io)?;
-    Ok(Opened::Stream(reader))
+    let read = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counting = Counting {
+        inner: file,
+        read: read.clone(),
+    };
+    let (_, reader) = decompressed(counting).map_err(io)?;
+    Ok(Opened::Stream(reader, read))
 }
 
 /// Reads until `buf` holds `want` bytes or the stream ends; true at the end.
