@@ -219,8 +219,9 @@ pub struct Scanner {
     catalog: Catalog,
     /// The whole-input pass's automaton for small inputs.
     scan_nfa: AhoCorasick,
-    /// The same automaton as a full DFA, built on first use.
-    scan_dfa: std::sync::Arc<std::sync::OnceLock<AhoCorasick>>,
+    /// The same search as a full DFA over fewer anchors, with their kinds,
+    /// built on first use.
+    scan_dfa: std::sync::Arc<std::sync::OnceLock<(AhoCorasick, Vec<u8>)>>,
     /// The anchors both are built from.
     anchors: std::sync::Arc<Vec<String>>,
     /// Every anchor of an event's text (standard semantics), built on
@@ -249,22 +250,50 @@ impl Scanner {
     }
 
     /// The whole-input pass's automaton for a span of `len` bytes.
-    fn scan_ac(&self, len: usize) -> &AhoCorasick {
+    fn scan_ac(&self, len: usize) -> (&AhoCorasick, &[u8]) {
         let nfa = match self.config.engine {
             LiteralEngine::Auto => len < DFA_MIN_SPAN,
             LiteralEngine::Nfa => true,
             LiteralEngine::Dfa => false,
         };
         if nfa {
-            return &self.scan_nfa;
+            return (&self.scan_nfa, &self.anchor_kinds);
         }
-        self.scan_dfa.get_or_init(|| {
-            AhoCorasick::builder()
+        let (dfa, kinds) = self.scan_dfa.get_or_init(|| {
+            let (anchors, kinds) = self.line_anchors();
+            let dfa = AhoCorasick::builder()
                 .match_kind(MatchKind::LeftmostFirst)
                 .kind(Some(aho_corasick::AhoCorasickKind::DFA))
-                .build(self.anchors.as_slice())
-                .expect("anchors are validated literals")
-        })
+                .build(&anchors)
+                .expect("anchors are validated literals");
+            (dfa, kinds)
+        });
+        (dfa, kinds)
+    }
+
+    /// The anchors the DFA needs, with their kinds: an anchor that contains
+    /// another of at least its kinds is dropped, since every line holding
+    /// it holds the other (the pass needs one hit per line and the kinds
+    /// of the line, not every anchor). A smaller automaton searches faster.
+    fn line_anchors(&self) -> (Vec<&str>, Vec<u8>) {
+        let kept: Vec<usize> = (0..self.anchors.len())
+            .filter(|&i| {
+                let a = self.anchors[i].as_str();
+                a.starts_with('\n')
+                    || !self.event_ac().find_overlapping_iter(a).any(|m| {
+                        let j = m.pattern().as_usize();
+                        let b = &self.anchors[j];
+                        j != i
+                            && !b.starts_with('\n')
+                            && (b.len() < a.len() || j < i)
+                            && self.anchor_kinds[j] & self.anchor_kinds[i] == self.anchor_kinds[i]
+                    })
+            })
+            .collect();
+        (
+            kept.iter().map(|&i| self.anchors[i].as_str()).collect(),
+            kept.iter().map(|&i| self.anchor_kinds[i]).collect(),
+        )
     }
 }
 
@@ -803,7 +832,7 @@ impl Scanner {
         hits.clear();
         probe_lines.clear();
         error_lines.clear();
-        let ac = self.scan_ac(span.len());
+        let (ac, anchor_kinds) = self.scan_ac(span.len());
         let mut pos = span.start;
         // A glog header on the very first line has no newline before it.
         if pos == 0
@@ -833,14 +862,14 @@ impl Scanner {
             };
             let content_end = memchr::memchr2(b'\n', b'\r', &hay[m.end()..span.end])
                 .map_or(span.end, |p| m.end() + p);
-            let mut kinds = self.anchor_kinds[m.pattern().as_usize()];
+            let mut kinds = anchor_kinds[m.pattern().as_usize()];
             let mut at = m.end();
             while kinds != ALL_KINDS && at < content_end {
                 let rest = aho_corasick::Input::new(hay).span(at..content_end);
                 let Some(more) = ac.find(rest) else {
                     break;
                 };
-                kinds |= self.anchor_kinds[more.pattern().as_usize()];
+                kinds |= anchor_kinds[more.pattern().as_usize()];
                 at = more.end();
             }
             if kinds & FOR_PATTERN != 0 {
