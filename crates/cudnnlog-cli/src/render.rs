@@ -333,16 +333,26 @@ fn unclassified(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The environment fields a human view shows, in order: the release a
+/// build fingerprint allows only when the log has no version line (JSON
+/// has both).
+fn shown_fields(report: &Report) -> impl Iterator<Item = &'static str> + '_ {
+    let explicit = report.environment.contains_key("framework_version");
+    cudnnlog::environment::FIELDS
+        .iter()
+        .copied()
+        .filter(move |f| !(explicit && *f == "framework_build"))
+}
+
 /// The environment the log shows, a field per row; several values of one
 /// field are listed together (two cuDNN copies are themselves evidence).
 fn environment(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
     if report.environment.is_empty() {
         return Ok(());
     }
-    let rows: Vec<[String; 2]> = cudnnlog::environment::FIELDS
-        .iter()
+    let rows: Vec<[String; 2]> = shown_fields(report)
         .filter_map(|f| {
-            let v = report.environment.get(*f)?;
+            let v = report.environment.get(f)?;
             let text = match v {
                 serde_json::Value::String(s) => s.clone(),
                 serde_json::Value::Array(a) => {
@@ -498,8 +508,8 @@ pub fn markdown(out: &mut impl Write, report: &Report, catalog: &Catalog) -> std
         writeln!(out)?;
         writeln!(out, "| field | as the log shows it |")?;
         writeln!(out, "|---|---|")?;
-        for field in cudnnlog::environment::FIELDS {
-            if let Some(v) = report.environment.get(*field) {
+        for field in shown_fields(report) {
+            if let Some(v) = report.environment.get(field) {
                 let text = match v {
                     serde_json::Value::String(s) => s.clone(),
                     serde_json::Value::Array(a) => a
