@@ -1,8 +1,11 @@
 //! Sources: how a log's bytes are read.
 
+use crate::error::Error;
 use memmap2::Mmap;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, Metadata};
+use std::io::Read;
+use std::path::Path;
 
 /// Whether regular files may be memory-mapped.
 ///
@@ -132,4 +135,58 @@ pub fn decompressed<'r, R: std::io::Read + 'r>(
         ),
     };
     Ok((kind, out))
+}
+
+/// A source ready to scan: mapped bytes, or a stream (decompressed if need be).
+pub(crate) enum Opened {
+    Mapped(memmap2::Mmap),
+    /// A stream, and how many bytes of the file it has read so far
+    /// (compressed bytes for a compressed file): for progress.
+    Stream(Box<dyn Read>, std::sync::Arc<std::sync::atomic::AtomicU64>),
+}
+
+/// A reader that counts the bytes read through it.
+pub(crate) struct Counting<R> {
+    inner: R,
+    read: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read
+            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// Opens a path for scanning: directories and devices are refused; a
+/// regular, uncompressed file is mapped when `mmap` allows it.
+pub(crate) fn open(path: &Path, mmap: MmapChoice) -> Result<Opened, Error> {
+    let io = |e: std::io::Error| Error::Io {
+        path: path.display().to_string(),
+        source: e,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if meta.is_dir() {
+        return Err(io(std::io::Error::other("is a directory")));
+    }
+    if crate::source::is_device(&meta) {
+        return Err(io(std::io::Error::other(
+            "is a device, not a log (pipe it in with `-` if you mean it)",
+        )));
+    }
+    if let Some(map) = mmap.open(&file, &meta) {
+        if Compression::of(&map[..map.len().min(4)]) == Compression::None {
+            return Ok(Opened::Mapped(map));
+        }
+    }
+    let read = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counting = Counting {
+        inner: file,
+        read: read.clone(),
+    };
+    let (_, reader) = decompressed(counting).map_err(io)?;
+    Ok(Opened::Stream(reader, read))
 }

@@ -17,6 +17,7 @@
 
 pub(crate) mod advice;
 mod fallout;
+mod memory;
 
 pub(crate) use fallout::escalate;
 mod remedy;

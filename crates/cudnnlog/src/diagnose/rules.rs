@@ -10,7 +10,6 @@
 use super::{Ctx, Draft, Weights};
 use crate::compat::cmp_versions;
 use crate::environment::Environment;
-use crate::facts::human_bytes as h;
 use crate::ids::{cause, class};
 use crate::knowledge::{evidence, Read};
 use std::cmp::Ordering;
@@ -24,7 +23,7 @@ const RESTART_GAP: u64 = 200;
 
 /// Runs every rule.
 pub(crate) fn apply(ctx: &Ctx<'_>, ws: &mut Weights) {
-    memory_numbers(ctx.draft(), ws);
+    super::memory::memory_numbers(ctx.draft(), ws);
     two_copies(ctx, ws);
     framework_bundle(ctx, ws);
     mismatch_message(ctx.draft(), ws);
@@ -47,166 +46,6 @@ fn seen<'e>(env: &'e Environment, field: &str) -> Option<(&'e str, u64)> {
 
 fn is_cudnn_or_conv(class: &str) -> bool {
     class.starts_with("cudnn.")
-}
-
-/// The numbers of an out-of-memory message: the request against the cap,
-/// the free memory, the allocator's reserved-but-unallocated memory and
-/// memory held by other processes.
-pub(crate) fn memory_numbers(d: &Draft, ws: &mut Weights) {
-    let Some(req) = d.int("requested_bytes") else {
-        return;
-    };
-    let line = d.first.line;
-    let total = d.int("total_bytes");
-    let free = d.int("free_bytes");
-    let allowed = d.int("allowed_bytes");
-    let process = d.int("process_bytes");
-    let allocated = d.int("allocated_bytes");
-    // Older allocator messages give what PyTorch reserved in total; what it
-    // reserved beyond what is allocated is its cache.
-    let reserved = d.int("reserved_bytes");
-    let unalloc = d
-        .int("reserved_unallocated_bytes")
-        .or_else(|| Some(reserved?.saturating_sub(allocated?)));
-
-    if let Some(t) = total {
-        if req > t {
-            ws.add(
-                cause::CODE_BUG,
-                20.0,
-                Some(format!(
-                    "line {line}: one allocation of {} is more than the GPU's whole {}",
-                    h(req),
-                    h(t)
-                )),
-            );
-        }
-    }
-    if let Some(a) = allowed {
-        if req > a {
-            ws.add(
-                cause::INPUT_SHAPE,
-                6.0,
-                Some(format!(
-                    "line {line}: one allocation of {} exceeds the {} the process may use at all",
-                    h(req),
-                    h(a)
-                )),
-            );
-        }
-        ws.add(
-            cause::MEMORY_PRESSURE,
-            2.0,
-            Some(format!(
-                "line {line}: requested {} with {} allowed to the process (a per-process cap)",
-                h(req),
-                h(a)
-            )),
-        );
-    } else if let Some(f) = free {
-        if f < req {
-            ws.add(
-                cause::MEMORY_PRESSURE,
-                2.0,
-                Some(format!(
-                    "line {line}: requested {} with only {} free",
-                    h(req),
-                    h(f)
-                )),
-            );
-        }
-    }
-    // What the process may use: its cap, or its own share plus what is free.
-    let cap = allowed.or_else(|| Some(process? + free?));
-    let mut cached = false;
-    // The request is more than is free but less than free plus the cache:
-    // the memory exists, in pieces the allocator cannot hand out whole.
-    if let (Some(f), Some(u)) = (free, unalloc) {
-        if f < req && req <= f + u && !cached {
-            ws.add(
-                cause::FRAGMENTATION,
-                8.0,
-                Some(format!(
-                    "line {line}: {} free + {} reserved but unallocated = {} would cover the {} request if it were one block",
-                    h(f),
-                    h(u),
-                    h(f + u),
-                    h(req)
-                )),
-            );
-            ws.boost(cause::MEMORY_PRESSURE, 0.6, None);
-            cached = true;
-        }
-    }
-    if let (Some(cap), Some(a), Some(u)) = (cap, allocated, unalloc) {
-        if !cached && a + req <= cap && a + u + req > cap {
-            ws.add(
-                cause::FRAGMENTATION,
-                8.0,
-                Some(format!(
-                    "line {line}: the request would fit if the cached memory could be reused: {} allocated + {} requested = {} ≤ {} usable, but {} sat reserved and unallocated",
-                    h(a),
-                    h(req),
-                    h(a + req),
-                    h(cap),
-                    h(u)
-                )),
-            );
-            ws.boost(cause::MEMORY_PRESSURE, 0.6, None);
-            cached = true;
-        }
-    }
-    if let Some(u) = unalloc.filter(|_| !cached) {
-        if u >= req || (u as f64) >= 0.25 * allowed.or(total).unwrap_or(u64::MAX) as f64 {
-            ws.add(
-                cause::FRAGMENTATION,
-                4.0,
-                Some(format!(
-                    "line {line}: {} reserved by the allocator but unallocated (the request was {})",
-                    h(u),
-                    h(req)
-                )),
-            );
-        } else if (u as f64) < 0.05 * req as f64 {
-            ws.boost(cause::FRAGMENTATION, 0.2, None);
-        }
-    }
-    // Memory held outside this process: named by PyTorch ("Process N has X
-    // memory in use"), or what the total, free and own figures leave over.
-    // Older messages give no per-process figure: what is neither free nor
-    // reserved by PyTorch is held elsewhere (other processes, or this
-    // process's CUDA context, about 0.3-1 GiB).
-    let others = d.int("other_process_bytes").or_else(|| {
-        let (t, f) = (total?, free?);
-        let own = process.or(reserved)?;
-        Some(t.saturating_sub(f).saturating_sub(own))
-    });
-    if let (Some(t), Some(o)) = (total, others) {
-        if o > (1u64 << 30).max(t / 20) {
-            let enough = o >= req;
-            ws.add(
-                cause::FOREIGN_PROCESS,
-                if enough { 10.0 } else { 5.0 },
-                Some(format!(
-                    "line {line}: other processes hold about {} of the GPU's {}{}",
-                    h(o),
-                    h(t),
-                    if enough {
-                        ", more than the request"
-                    } else {
-                        ""
-                    }
-                )),
-            );
-            if enough {
-                // Freeing the GPU is the fix, however the cache is split.
-                ws.boost(cause::MEMORY_PRESSURE, 0.5, None);
-                ws.boost(cause::FRAGMENTATION, 0.5, None);
-            }
-        } else {
-            ws.boost(cause::FOREIGN_PROCESS, 0.2, None);
-        }
-    }
 }
 
 /// Two different cuDNN versions in one log: two copies of the library on

@@ -1,0 +1,233 @@
+//! The literal pass: the anchor automata (an NFA for small spans, a DFA
+//! over the anchors a line needs for large ones, the event automaton) and
+//! the search for candidate, probe and error lines, on all cores for a
+//! stream's window.
+
+use super::*;
+
+/// Which automaton the whole-input literal pass uses. Every choice finds
+/// the same lines; they differ in build time and search speed.
+///
+/// ```
+/// use cudnnlog::{Catalog, LiteralEngine, ScannerBuilder};
+/// let scanner = ScannerBuilder::new()
+///     .literal_engine(LiteralEngine::Nfa)
+///     .build(Catalog::builtin().unwrap());
+/// # let _ = scanner;
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LiteralEngine {
+    /// The NFA for inputs under 4 MiB, the DFA (built on first use) above.
+    #[default]
+    Auto,
+    /// Aho-Corasick's contiguous NFA: builds in a few milliseconds.
+    Nfa,
+    /// Aho-Corasick's full DFA: the fastest search, built in tens of
+    /// milliseconds.
+    Dfa,
+}
+
+/// Spans shorter than this are searched with the NFA: building the DFA
+/// costs about as much as the NFA's slower search of this many bytes.
+pub(super) const DFA_MIN_SPAN: usize = 4 << 20;
+
+/// The least a piece of a stream's window is worth a thread for.
+pub(super) const PARALLEL_PIECE_MIN: usize = 1 << 20;
+
+/// An anchor some pattern lists.
+pub(super) const FOR_PATTERN: u8 = 1;
+/// An anchor some environment probe lists.
+pub(super) const FOR_PROBE: u8 = 2;
+/// An anchor of an error-level line, for unclassified errors.
+pub(super) const FOR_ERROR: u8 = 4;
+pub(super) const ALL_KINDS: u8 = FOR_PATTERN | FOR_PROBE | FOR_ERROR;
+/// Anchors of error-level lines. Those starting with `\n` match a glog or
+/// absl header (`E1130 15:17:03.923 …`) at the start of the next line; the
+/// bracket forms match one behind a tag (`[rank3]:E1130 …`, `(pid=42) E1130 …`).
+pub(super) const ERROR_ANCHORS: &[&str] = &[
+    "ERROR", "FATAL", "CRITICAL", "\nE0", "\nE1", "\nF0", "\nF1", ": E ", ": F ", "]:E0", "]:E1",
+    "]:F0", "]:F1", "] E0", "] E1", "] F0", "] F1", ") E0", ") E1", ") F0", ") F1",
+];
+
+impl Scanner {
+    /// The automaton that finds every anchor in an event's text.
+    pub(super) fn event_ac(&self) -> &AhoCorasick {
+        self.event_ac.get_or_init(|| {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::Standard)
+                .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
+                .build(self.anchors.as_slice())
+                .expect("anchors are validated literals")
+        })
+    }
+
+    /// The whole-input pass's automaton for a span of `len` bytes.
+    pub(super) fn scan_ac(&self, len: usize) -> (&AhoCorasick, &[u8]) {
+        let nfa = match self.config.engine {
+            LiteralEngine::Auto => len < DFA_MIN_SPAN,
+            LiteralEngine::Nfa => true,
+            LiteralEngine::Dfa => false,
+        };
+        if nfa {
+            return (&self.scan_nfa, &self.anchor_kinds);
+        }
+        let (dfa, kinds) = self.scan_dfa.get_or_init(|| {
+            let (anchors, kinds) = self.line_anchors();
+            let dfa = AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostFirst)
+                .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+                .build(&anchors)
+                .expect("anchors are validated literals");
+            (dfa, kinds)
+        });
+        (dfa, kinds)
+    }
+
+    /// The anchors the DFA needs, with their kinds: an anchor that contains
+    /// another of at least its kinds is dropped, since every line holding
+    /// it holds the other (the pass needs one hit per line and the kinds
+    /// of the line, not every anchor). A smaller automaton searches faster.
+    pub(super) fn line_anchors(&self) -> (Vec<&str>, Vec<u8>) {
+        let kept: Vec<usize> = (0..self.anchors.len())
+            .filter(|&i| {
+                let a = self.anchors[i].as_str();
+                a.starts_with('\n')
+                    || !self.event_ac().find_overlapping_iter(a).any(|m| {
+                        let j = m.pattern().as_usize();
+                        let b = &self.anchors[j];
+                        j != i
+                            && !b.starts_with('\n')
+                            && (b.len() < a.len() || j < i)
+                            && self.anchor_kinds[j] & self.anchor_kinds[i] == self.anchor_kinds[i]
+                    })
+            })
+            .collect();
+        (
+            kept.iter().map(|&i| self.anchors[i].as_str()).collect(),
+            kept.iter().map(|&i| self.anchor_kinds[i]).collect(),
+        )
+    }
+
+    /// [`find_candidates`](Scanner::find_candidates) on all of rayon's
+    /// threads: a span of several pieces is cut at line starts, each piece
+    /// searched on its own, and the lines joined in order — the same lines
+    /// as one pass finds, since the search goes line by line. A stream's
+    /// window (a file still being written, a pipe, a decompressed log) gets
+    /// all cores this way with its memory still bounded by the block.
+    pub(super) fn find_candidates_parallel(
+        &self,
+        hay: &[u8],
+        span: Range<usize>,
+        hits: &mut Vec<usize>,
+        probe_lines: &mut Vec<usize>,
+        error_lines: &mut Vec<usize>,
+    ) {
+        let pieces = rayon::current_num_threads().min(span.len() / PARALLEL_PIECE_MIN);
+        if pieces < 2 {
+            return self.find_candidates(hay, span, hits, probe_lines, error_lines);
+        }
+        use rayon::prelude::*;
+        let step = span.len() / pieces;
+        let mut cuts = vec![span.start];
+        for i in 1..pieces {
+            let at = line_end_after(hay, span.start + i * step).min(span.end);
+            if at > *cuts.last().expect("one cut") {
+                cuts.push(at);
+            }
+        }
+        cuts.push(span.end);
+        type Lines = (Vec<usize>, Vec<usize>, Vec<usize>);
+        let found: Vec<Lines> = cuts
+            .par_windows(2)
+            .map(|w| {
+                let mut l: Lines = Default::default();
+                self.find_candidates(hay, w[0]..w[1], &mut l.0, &mut l.1, &mut l.2);
+                l
+            })
+            .collect();
+        hits.clear();
+        probe_lines.clear();
+        error_lines.clear();
+        for (h, p, e) in found {
+            hits.extend(h);
+            probe_lines.extend(p);
+            error_lines.extend(e);
+        }
+    }
+
+    /// Records the start of every line in `hay[span]` that holds a
+    /// pattern's anchor (`hits`), and of every line that holds a probe's
+    /// (`probe_lines`). Only a line's first anchor is found by the fast
+    /// pass; the rest of the line is searched only until both kinds are
+    /// known.
+    pub(super) fn find_candidates(
+        &self,
+        hay: &[u8],
+        span: Range<usize>,
+        hits: &mut Vec<usize>,
+        probe_lines: &mut Vec<usize>,
+        error_lines: &mut Vec<usize>,
+    ) {
+        hits.clear();
+        probe_lines.clear();
+        error_lines.clear();
+        let (ac, anchor_kinds) = self.scan_ac(span.len());
+        let mut pos = span.start;
+        // A glog header on the very first line has no newline before it.
+        if pos == 0
+            && hay.len() > 2
+            && matches!(hay[0], b'E' | b'F')
+            && matches!(hay[1], b'0' | b'1')
+        {
+            error_lines.push(0);
+        }
+        while pos < span.end {
+            // From the newline before the line, so that anchors that begin
+            // with it (glog headers) match at a line start.
+            let from = if pos > 0 && hay[pos - 1] == b'\n' {
+                pos - 1
+            } else {
+                pos
+            };
+            let input = aho_corasick::Input::new(hay).span(from..span.end);
+            let Some(m) = ac.find(input) else {
+                break;
+            };
+            // An anchor that starts with the newline before its line.
+            let start = if hay[m.start()] == b'\n' {
+                m.start() + 1
+            } else {
+                memchr::memrchr2(b'\n', b'\r', &hay[pos..m.start()]).map_or(pos, |p| pos + p + 1)
+            };
+            let content_end = memchr::memchr2(b'\n', b'\r', &hay[m.end()..span.end])
+                .map_or(span.end, |p| m.end() + p);
+            let mut kinds = anchor_kinds[m.pattern().as_usize()];
+            let mut at = m.end();
+            while kinds != ALL_KINDS && at < content_end {
+                let rest = aho_corasick::Input::new(hay).span(at..content_end);
+                let Some(more) = ac.find(rest) else {
+                    break;
+                };
+                kinds |= anchor_kinds[more.pattern().as_usize()];
+                at = more.end();
+            }
+            if kinds & FOR_PATTERN != 0 {
+                hits.push(start);
+            }
+            if kinds & FOR_PROBE != 0 {
+                probe_lines.push(start);
+            }
+            if kinds & (FOR_ERROR | FOR_PATTERN) == FOR_ERROR {
+                error_lines.push(start);
+            }
+            // A `\r\n` pair: the next line starts after the `\n`.
+            pos = if content_end >= span.end {
+                span.end
+            } else if hay[content_end] == b'\r' && hay.get(content_end + 1) == Some(&b'\n') {
+                content_end + 2
+            } else {
+                content_end + 1
+            };
+        }
+    }
+}

@@ -1,0 +1,552 @@
+//! The scanner: one literal pass over the bytes, framing and regex
+//! confirmation only around candidates.
+//!
+//! For each window of a source (the whole file when it is memory-mapped;
+//! blocks of a few MiB when it is streamed) the scanner:
+//!
+//! 1. runs one Aho-Corasick search for every pattern's anchors, noting the
+//!    start of each line that holds one (a *candidate line*);
+//! 2. builds *regions* around candidate lines (256 KiB before, 64 KiB after,
+//!    snapped to lines; overlapping regions merge);
+//! 3. frames each region into events ([`crate::framer`]);
+//! 4. for each event holding a candidate line, finds which patterns' anchors
+//!    occur in its text and confirms them with their regexes;
+//! 5. hands every confirmed match to a [`Sink`].
+//!
+//! Streams keep the tail of the previous block so that an event that
+//! straddles two blocks is framed whole; an event is reported by the window
+//! that owns its first candidate line, so it is never reported twice.
+
+use crate::catalog::{anchor_table, Catalog, Scope, Severity};
+use crate::context::LineCounter;
+use crate::error::Error;
+use crate::framer::{Event, Framer};
+use crate::prefix::{Origin, Prefix};
+use crate::sink::{EnvFact, Fork, Location, Match, Sink, Window};
+use crate::source::{open, MmapChoice, Opened, SourceInfo};
+use aho_corasick::{AhoCorasick, MatchKind};
+use std::io::Read;
+use std::ops::Range;
+use std::path::Path;
+
+mod event;
+mod lines;
+mod literal;
+mod parallel;
+
+pub use literal::LiteralEngine;
+use literal::*;
+
+/// The longest message kept for a match, in bytes.
+const MAX_MESSAGE: usize = 2000;
+/// How far into a line a match may start before the message starts at it.
+const MESSAGE_LEAD: usize = 40;
+/// The regex group that, when present, marks where a finding is (not a fact).
+pub(crate) const AT_GROUP: &str = "at";
+
+/// Configures and builds a [`Scanner`].
+///
+/// ```
+/// use cudnnlog::{Catalog, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().block_size(1 << 20).build(Catalog::builtin().unwrap());
+/// assert!(scanner.catalog().patterns().len() > 0);
+/// ```
+#[derive(Clone, Debug)]
+pub struct ScannerBuilder {
+    config: Config,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Config {
+    back: usize,
+    forward: usize,
+    /// How far back the step, epoch and timestamp of a finding are looked
+    /// up (at least `back`).
+    lookback: usize,
+    block: usize,
+    chunk: usize,
+    engine: LiteralEngine,
+}
+
+impl Default for ScannerBuilder {
+    fn default() -> Self {
+        ScannerBuilder::new()
+    }
+}
+
+impl ScannerBuilder {
+    /// A builder with the default configuration.
+    pub fn new() -> ScannerBuilder {
+        ScannerBuilder {
+            config: Config {
+                back: 64 << 10,
+                forward: 64 << 10,
+                lookback: 256 << 10,
+                block: 8 << 20,
+                chunk: 64 << 20,
+                engine: LiteralEngine::Auto,
+            },
+        }
+    }
+
+    /// How many bytes before a candidate line are framed, so that the start
+    /// of a long traceback is seen. Default: 64 KiB (a traceback of about
+    /// 600 frames).
+    pub fn context_before(&mut self, bytes: usize) -> &mut ScannerBuilder {
+        self.config.back = bytes.max(1);
+        self
+    }
+
+    /// How far back a finding's step, epoch and timestamp are looked up; a
+    /// stream keeps this much of what it has read. Default: 256 KiB (and
+    /// never less than [`context_before`](ScannerBuilder::context_before)).
+    pub fn lookback(&mut self, bytes: usize) -> &mut ScannerBuilder {
+        self.config.lookback = bytes.max(1);
+        self
+    }
+
+    /// How many bytes after a candidate line are framed, so that a message's
+    /// continuation lines are seen. Default: 64 KiB.
+    pub fn context_after(&mut self, bytes: usize) -> &mut ScannerBuilder {
+        self.config.forward = bytes.max(1);
+        self
+    }
+
+    /// How many bytes a stream is read in at a time. Memory use is about
+    /// this plus the two context sizes. Default: 8 MiB.
+    pub fn block_size(&mut self, bytes: usize) -> &mut ScannerBuilder {
+        self.config.block = bytes.max(4096);
+        self
+    }
+
+    /// How many bytes each task of a parallel scan
+    /// ([`Scanner::scan_slice_parallel`]) covers; chunks end at line ends.
+    /// Default: 64 MiB.
+    pub fn chunk_size(&mut self, bytes: usize) -> &mut ScannerBuilder {
+        self.config.chunk = bytes.max(1);
+        self
+    }
+
+    /// Which automaton the literal pass uses. Default:
+    /// [`LiteralEngine::Auto`].
+    pub fn literal_engine(&mut self, engine: LiteralEngine) -> &mut ScannerBuilder {
+        self.config.engine = engine;
+        self
+    }
+
+    /// Compiles the catalog's anchors and returns a reusable scanner.
+    pub fn build(&self, catalog: Catalog) -> Scanner {
+        let (mut anchors, mut owners) = anchor_table(catalog.patterns(), catalog.probes());
+        // Error-level lines no pattern anchors: level words, and glog/absl
+        // `E`/`F` headers at a line start (matched with the newline before).
+        let first_error_anchor = anchors.len();
+        for a in ERROR_ANCHORS {
+            anchors.push(a.to_string());
+            owners.push(Vec::new());
+        }
+        // The whole-input pass only needs *a* hit per line: leftmost-first
+        // semantics let aho-corasick use its SIMD (Teddy) prefilter, which
+        // standard semantics rule out. Within an event every anchor matters,
+        // so a second automaton with standard semantics finds them all.
+        // The whole-input pass uses a full DFA: the fastest search, at a
+        // memory cost that a few hundred anchors keep small.
+        let build = |kind, dfa: bool| {
+            AhoCorasick::builder()
+                .match_kind(kind)
+                .kind(Some(if dfa {
+                    aho_corasick::AhoCorasickKind::DFA
+                } else {
+                    aho_corasick::AhoCorasickKind::ContiguousNFA
+                }))
+                .build(&anchors)
+                .expect("anchors are validated literals")
+        };
+        let n_patterns = catalog.patterns().len() as u32;
+        let anchor_kinds = owners
+            .iter()
+            .enumerate()
+            .map(|(ai, o)| {
+                let kind = o.iter().fold(0, |k, &i| {
+                    k | if i < n_patterns {
+                        FOR_PATTERN
+                    } else {
+                        FOR_PROBE
+                    }
+                });
+                if ai >= first_error_anchor || ERROR_ANCHORS.contains(&anchors[ai].as_str()) {
+                    kind | FOR_ERROR
+                } else {
+                    kind
+                }
+            })
+            .collect();
+        Scanner {
+            catalog,
+            // Small inputs are searched with an NFA that builds in a
+            // fraction of the DFA's time; the DFA is built on the first
+            // input big enough to repay it.
+            scan_nfa: build(MatchKind::LeftmostFirst, false),
+            scan_dfa: std::sync::Arc::new(std::sync::OnceLock::new()),
+            anchors: std::sync::Arc::new(anchors.clone()),
+            // Runs on short event texts only: an NFA builds faster; and
+            // only once a line holds an anchor.
+            event_ac: std::sync::Arc::new(std::sync::OnceLock::new()),
+            owners,
+            anchor_kinds,
+            config: self.config,
+        }
+    }
+}
+
+/// Finds pattern matches in logs; build one with [`ScannerBuilder`] and reuse
+/// it for every source.
+#[derive(Clone, Debug)]
+pub struct Scanner {
+    catalog: Catalog,
+    /// The whole-input pass's automaton for small inputs.
+    scan_nfa: AhoCorasick,
+    /// The same search as a full DFA over fewer anchors, with their kinds,
+    /// built on first use.
+    scan_dfa: std::sync::Arc<std::sync::OnceLock<(AhoCorasick, Vec<u8>)>>,
+    /// The anchors both are built from.
+    anchors: std::sync::Arc<Vec<String>>,
+    /// Every anchor of an event's text (standard semantics), built on
+    /// first use.
+    event_ac: std::sync::Arc<std::sync::OnceLock<AhoCorasick>>,
+    owners: Vec<Vec<u32>>,
+    /// Per anchor: [`FOR_PATTERN`] and/or [`FOR_PROBE`].
+    anchor_kinds: Vec<u8>,
+    config: Config,
+}
+
+/// Per-source scanning state and reusable buffers.
+struct State {
+    source: usize,
+    base: u64,
+    counter: LineCounter,
+    hits: Vec<usize>,
+    text: String,
+    line_at: Vec<usize>,
+    scratch: Vec<u8>,
+    candidates: Vec<u32>,
+    probe_lines: Vec<usize>,
+    error_lines: Vec<usize>,
+    /// Hashes of line texts already probed.
+    probed: std::collections::HashSet<u64>,
+    stopped: bool,
+}
+
+impl State {
+    fn new(source: usize) -> State {
+        State {
+            source,
+            base: 0,
+            counter: LineCounter::new(1),
+            hits: Vec::new(),
+            text: String::new(),
+            line_at: Vec::new(),
+            scratch: Vec::new(),
+            candidates: Vec::new(),
+            probe_lines: Vec::new(),
+            error_lines: Vec::new(),
+            probed: std::collections::HashSet::new(),
+            stopped: false,
+        }
+    }
+}
+
+fn line_start_before(hay: &[u8], at: usize) -> usize {
+    memchr::memrchr(b'\n', &hay[..at]).map_or(0, |p| p + 1)
+}
+
+fn line_end_after(hay: &[u8], at: usize) -> usize {
+    memchr::memchr(b'\n', &hay[at..]).map_or(hay.len(), |p| at + p + 1)
+}
+
+impl Scanner {
+    /// The catalog this scanner matches.
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// Scans the file at `path`. Regular files are memory-mapped when `mmap`
+    /// allows it; anything else (pipes, devices, empty files) is streamed.
+    pub fn scan_path<S: Sink>(
+        &self,
+        source: usize,
+        path: &Path,
+        mmap: MmapChoice,
+        sink: &mut S,
+    ) -> Result<SourceInfo, S::Error> {
+        let name = path.display().to_string();
+        match open(path, mmap)? {
+            Opened::Mapped(map) => self.scan_slice_named(source, &name, &map, sink),
+            Opened::Stream(reader, _) => self.scan_reader(source, &name, reader, sink),
+        }
+    }
+
+    /// Like [`scan_path`](Scanner::scan_path), but a mapped file is scanned
+    /// on all of rayon's threads ([`scan_slice_parallel`](Scanner::scan_slice_parallel)).
+    /// `progress` is called with the number of bytes done so far.
+    pub fn scan_path_parallel<S: Fork>(
+        &self,
+        source: usize,
+        path: &Path,
+        mmap: MmapChoice,
+        sink: &mut S,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<SourceInfo, S::Error> {
+        let name = path.display().to_string();
+        match open(path, mmap)? {
+            Opened::Mapped(map) => {
+                let mut info = self.scan_slice_parallel(source, &map, sink, progress)?;
+                info.path = name;
+                Ok(info)
+            }
+            Opened::Stream(reader, read) => {
+                let done = || progress(read.load(std::sync::atomic::Ordering::Relaxed));
+                self.scan_stream(source, &name, reader, sink, &done)
+            }
+        }
+    }
+
+    /// Scans bytes already in memory.
+    pub fn scan_slice<S: Sink>(
+        &self,
+        source: usize,
+        bytes: &[u8],
+        sink: &mut S,
+    ) -> Result<SourceInfo, S::Error> {
+        self.scan_slice_named(source, "<memory>", bytes, sink)
+    }
+
+    fn scan_slice_named<S: Sink>(
+        &self,
+        source: usize,
+        name: &str,
+        bytes: &[u8],
+        sink: &mut S,
+    ) -> Result<SourceInfo, S::Error> {
+        let mut st = State::new(source);
+        self.scan_window(&mut st, bytes, 0..bytes.len(), true, sink)?;
+        let lines = count_lines(&mut st.counter, bytes);
+        Ok(SourceInfo {
+            path: name.to_string(),
+            bytes: bytes.len() as u64,
+            lines,
+        })
+    }
+
+    /// Scans a stream block by block, with memory bounded by the block size
+    /// and the context sizes whatever the stream's length.
+    pub fn scan_reader<S: Sink, R: Read>(
+        &self,
+        source: usize,
+        name: &str,
+        reader: R,
+        sink: &mut S,
+    ) -> Result<SourceInfo, S::Error> {
+        self.scan_stream(source, name, reader, sink, &|| {})
+    }
+
+    /// [`scan_reader`](Scanner::scan_reader), calling `progress` after each
+    /// window.
+    fn scan_stream<S: Sink, R: Read>(
+        &self,
+        source: usize,
+        name: &str,
+        mut reader: R,
+        sink: &mut S,
+        progress: &dyn Fn(),
+    ) -> Result<SourceInfo, S::Error> {
+        let io = |e: std::io::Error| Error::Io {
+            path: name.to_string(),
+            source: e,
+        };
+        let cfg = self.config;
+        let mut st = State::new(source);
+        // An event may start `back` bytes before the first owned candidate,
+        // and its context is looked up `lookback` bytes before that.
+        let keep_back = cfg.back + cfg.back.max(cfg.lookback);
+        let mut buf: Vec<u8> = Vec::with_capacity(keep_back + cfg.block + cfg.forward);
+        // Bytes of `buf` before this offset were scanned by an earlier window.
+        let mut owned_from = 0usize;
+        loop {
+            let want = owned_from + cfg.block + cfg.forward;
+            let eof = fill(&mut reader, &mut buf, want).map_err(io)?;
+            let owned_to = if eof {
+                buf.len()
+            } else {
+                let limit = buf.len() - cfg.forward;
+                // End the owned part at a line end; a block with no line end
+                // (one giant line) is cut where it is.
+                match memchr::memrchr(b'\n', &buf[owned_from..limit]) {
+                    Some(p) => owned_from + p + 1,
+                    None => limit,
+                }
+            };
+            if !st.stopped {
+                self.scan_window(&mut st, &buf, owned_from..owned_to, false, sink)?;
+            }
+            progress();
+            if eof {
+                let lines = count_lines(&mut st.counter, &buf);
+                return Ok(SourceInfo {
+                    path: name.to_string(),
+                    bytes: st.base + buf.len() as u64,
+                    lines,
+                });
+            }
+            // Keep what later windows need: context before, and the unowned rest.
+            let keep = line_start_before(&buf, owned_to.saturating_sub(keep_back));
+            let line = st.counter.line_at(&buf, keep);
+            st.counter = LineCounter::new(line);
+            buf.drain(..keep);
+            st.base += keep as u64;
+            owned_from = owned_to - keep;
+        }
+    }
+
+    fn scan_window<S: Sink>(
+        &self,
+        st: &mut State,
+        hay: &[u8],
+        owned: Range<usize>,
+        whole: bool,
+        sink: &mut S,
+    ) -> Result<(), S::Error> {
+        let search_from = line_start_before(hay, owned.start.saturating_sub(self.config.back));
+        let search_to = (owned.end + self.config.forward).min(hay.len());
+        let mut probe_lines = std::mem::take(&mut st.probe_lines);
+        let mut error_lines = std::mem::take(&mut st.error_lines);
+        self.find_candidates_parallel(
+            hay,
+            search_from..search_to,
+            &mut st.hits,
+            &mut probe_lines,
+            &mut error_lines,
+        );
+        for &start in probe_lines.iter().filter(|&&p| owned.contains(&p)) {
+            self.probe_line(st, hay, start, sink)?;
+        }
+        for &start in error_lines.iter().filter(|&&p| owned.contains(&p)) {
+            self.error_line(st, hay, start, sink)?;
+        }
+        st.probe_lines = probe_lines;
+        st.error_lines = error_lines;
+
+        // A stream's window frames from its own candidates (it has less
+        // behind it); in memory, every candidate counts, as in a single pass.
+        let hits = std::mem::take(&mut st.hits);
+        let regions = self.regions(
+            hay,
+            hits.iter().copied().filter(|h| whole || owned.contains(h)),
+        );
+        let done = self.frame_regions(st, hay, &regions, &hits, &owned, sink);
+        st.hits = hits;
+        done?;
+        sink.window_end(&Window {
+            hay,
+            base: st.base,
+            source: st.source,
+            lookback: self.config.back.max(self.config.lookback),
+            lookahead: self.config.forward,
+        })
+    }
+
+    /// The byte ranges to frame: each candidate line with its context,
+    /// overlapping ranges merged.
+    fn regions(&self, hay: &[u8], hits: impl Iterator<Item = usize>) -> Vec<Range<usize>> {
+        let mut regions: Vec<Range<usize>> = Vec::new();
+        for h in hits {
+            let start = line_start_before(hay, h.saturating_sub(self.config.back));
+            let end = line_end_after(hay, (h + self.config.forward).min(hay.len()));
+            match regions.last_mut() {
+                Some(r) if start <= r.end => r.end = r.end.max(end),
+                _ => regions.push(start..end),
+            }
+        }
+        regions
+    }
+
+    /// Frames each region (each on its own: a region's open events close
+    /// at its end) and matches the events whose first candidate line
+    /// (`hits`, sorted) is in `owned`.
+    fn frame_regions<S: Sink>(
+        &self,
+        st: &mut State,
+        hay: &[u8],
+        regions: &[Range<usize>],
+        hits: &[usize],
+        owned: &Range<usize>,
+        sink: &mut S,
+    ) -> Result<(), S::Error> {
+        let mut framer = Framer::new();
+        let mut failure: Option<S::Error> = None;
+        for region in regions {
+            framer.frame(hay, region.clone(), &mut |ev: &Event<'_>| {
+                if st.stopped || failure.is_some() {
+                    return;
+                }
+                let Some(first) = ev
+                    .lines
+                    .iter()
+                    .map(|l| l.phys)
+                    .find(|s| hits.binary_search(s).is_ok())
+                else {
+                    return;
+                };
+                if !owned.contains(&first) {
+                    return;
+                }
+                match self.match_event(st, hay, ev, sink) {
+                    Ok(true) => {}
+                    Ok(false) => st.stopped = true,
+                    Err(e) => failure = Some(e),
+                }
+            });
+            if let Some(e) = failure {
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads until `buf` holds `want` bytes or the stream ends; true at the end.
+fn fill<R: Read>(reader: &mut R, buf: &mut Vec<u8>, want: usize) -> std::io::Result<bool> {
+    let mut chunk = [0u8; 64 << 10];
+    while buf.len() < want {
+        let n = match reader.read(&mut chunk[..(want - buf.len()).min(64 << 10)]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            return Ok(true);
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    Ok(false)
+}
+
+/// The number of lines in a source whose last window is `hay`.
+fn count_lines(counter: &mut LineCounter, hay: &[u8]) -> u64 {
+    let at_end = counter.line_at(hay, hay.len());
+    match hay.last() {
+        None | Some(b'\n') => at_end - 1,
+        Some(_) => at_end,
+    }
+}
+
+/// `s` cut to at most `max` bytes, on a character boundary.
+pub(crate) fn truncate(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}

@@ -1,0 +1,165 @@
+//! The mapped scan on all cores: chunks cut at line ends, the literal pass
+//! per chunk, regions framed in batches, forks joined in order.
+
+use super::*;
+
+impl Scanner {
+    /// Scans bytes in memory on all of rayon's threads, with the same result
+    /// as [`scan_slice`](Scanner::scan_slice).
+    ///
+    /// The bytes are cut at line ends into chunks
+    /// ([`ScannerBuilder::chunk_size`]); the lines before each chunk are
+    /// counted first (a fast pass), then each chunk is scanned into a
+    /// [`Fork`] of `sink`, with the whole input as context, so an event that
+    /// straddles two chunks is framed whole and reported once, by the chunk
+    /// where its first candidate line is. The forks are joined back in input
+    /// order. `progress` is called with the bytes done after each chunk.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, report::FindingsSink};
+    /// let scanner = ScannerBuilder::new().chunk_size(64).build(Catalog::builtin().unwrap());
+    /// let mut log = Vec::new();
+    /// for i in 0..50 {
+    ///     log.extend_from_slice(format!("INFO step {i} loss 0.5\n").as_bytes());
+    /// }
+    /// log.extend_from_slice(b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n");
+    /// let mut sink = FindingsSink::new(scanner.catalog());
+    /// let info = scanner.scan_slice_parallel(0, &log, &mut sink, &|_| {}).unwrap();
+    /// let report = sink.into_report(vec![info]);
+    /// assert_eq!((report.findings[0].first.line, report.findings[0].first.step), (51, Some(49)));
+    /// ```
+    pub fn scan_slice_parallel<S: Fork>(
+        &self,
+        source: usize,
+        bytes: &[u8],
+        sink: &mut S,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<SourceInfo, S::Error> {
+        use rayon::prelude::*;
+        let mut bounds = vec![0usize];
+        while let Some(&last) = bounds.last() {
+            if last >= bytes.len() {
+                break;
+            }
+            let next = (last + self.config.chunk).min(bytes.len());
+            bounds.push(if next == bytes.len() {
+                next
+            } else {
+                line_end_after(bytes, next)
+            });
+        }
+        let chunks: Vec<Range<usize>> = bounds.windows(2).map(|w| w[0]..w[1]).collect();
+        // The line each chunk starts on.
+        let newlines: Vec<u64> = chunks
+            .par_iter()
+            .map(|r| bytecount::count(&bytes[r.clone()], b'\n') as u64)
+            .collect();
+        let mut first_line = Vec::with_capacity(chunks.len());
+        let mut line = 1u64;
+        for n in &newlines {
+            first_line.push(line);
+            line += n;
+        }
+        let done = std::sync::atomic::AtomicU64::new(0);
+        let report = |n: usize| {
+            let total = done.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed) + n as u64;
+            progress(total);
+        };
+        let window = |st: &State| Window {
+            hay: bytes,
+            base: 0,
+            source: st.source,
+            lookback: self.config.back.max(self.config.lookback),
+            lookahead: self.config.forward,
+        };
+        // 1. The literal pass and the probe lines, per chunk.
+        let empty: Vec<S> = chunks.iter().map(|_| sink.fork()).collect();
+        type Found<S, E> = Result<(S, Vec<usize>), E>;
+        let found: Vec<Found<S, S::Error>> = empty
+            .into_par_iter()
+            .zip(chunks.par_iter().zip(first_line.par_iter()))
+            .map(|(mut fork, (range, &line))| {
+                let mut st = State::new(source);
+                st.counter = LineCounter::at(range.start, line);
+                let mut hits = Vec::new();
+                let mut probe_lines = Vec::new();
+                let mut error_lines = Vec::new();
+                self.find_candidates(
+                    bytes,
+                    range.clone(),
+                    &mut hits,
+                    &mut probe_lines,
+                    &mut error_lines,
+                );
+                for &p in &probe_lines {
+                    self.probe_line(&mut st, bytes, p, &mut fork)?;
+                }
+                for &p in &error_lines {
+                    self.error_line(&mut st, bytes, p, &mut fork)?;
+                }
+                report(range.len());
+                Ok((fork, hits))
+            })
+            .collect();
+        let mut hits: Vec<usize> = Vec::new();
+        let mut forks: Vec<S> = Vec::with_capacity(chunks.len() * 2);
+        for f in found {
+            let (fork, h) = f?;
+            forks.push(fork);
+            hits.extend(h);
+        }
+        // 2. Regions over all candidates, as a single pass makes them; then
+        // batches of regions framed in parallel. Regions are independent.
+        let regions = self.regions(bytes, hits.iter().copied());
+        let mut batches: Vec<Range<usize>> = Vec::new();
+        let mut batch_bytes = 0usize;
+        for (i, r) in regions.iter().enumerate() {
+            match batches.last_mut() {
+                Some(b) if batch_bytes < self.config.chunk => {
+                    b.end = i + 1;
+                    batch_bytes += r.len();
+                }
+                _ => {
+                    batches.push(i..i + 1);
+                    batch_bytes = r.len();
+                }
+            }
+        }
+        let empty: Vec<S> = batches.iter().map(|_| sink.fork()).collect();
+        let everything = 0..bytes.len();
+        let framed: Vec<Result<S, S::Error>> = empty
+            .into_par_iter()
+            .zip(batches.par_iter())
+            .map(|(mut fork, batch)| {
+                let batch = &regions[batch.clone()];
+                let at = batch[0].start;
+                // The line the batch starts on, from its chunk's first line.
+                let c = bounds
+                    .partition_point(|&b| b <= at)
+                    .saturating_sub(1)
+                    .min(chunks.len() - 1);
+                let mut st = State::new(source);
+                st.counter = LineCounter::at(chunks[c].start, first_line[c]);
+                self.frame_regions(&mut st, bytes, batch, &hits, &everything, &mut fork)?;
+                fork.window_end(&window(&st))?;
+                Ok(fork)
+            })
+            .collect();
+        for f in framed {
+            forks.push(f?);
+        }
+        for fork in forks {
+            sink.join(fork);
+        }
+        let lines = match bytes.last() {
+            None => 0,
+            Some(b'\n') => line - 1,
+            Some(_) => line,
+        };
+        Ok(SourceInfo {
+            path: "<memory>".to_string(),
+            bytes: bytes.len() as u64,
+            lines,
+        })
+    }
+}
