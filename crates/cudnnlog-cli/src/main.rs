@@ -556,23 +556,10 @@ const PROGRESS_MIN_BYTES: u64 = 256 << 20;
 /// is a terminal and `--quiet` is not given.
 fn progress_bar(path: &std::path::Path, quiet: bool) -> Option<indicatif::ProgressBar> {
     let len = std::fs::metadata(path).ok()?.len();
-    if quiet || len < PROGRESS_MIN_BYTES || !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = indicatif::ProgressBar::new(len);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {eta}",
-        )
-        .ok()?
-        .progress_chars("=> "),
-    );
-    bar.set_message(render::sanitize(&path.display().to_string()));
-    Some(bar)
+    bar(len, render::sanitize(&path.display().to_string()), quiet)
 }
 
-/// One progress bar for several files, when their total size is over
-/// [`PROGRESS_MIN_BYTES`] and standard error is a terminal.
+/// One progress bar for several files together, over their total size.
 fn progress_bar_many<'p>(
     paths: impl Iterator<Item = &'p std::path::Path>,
     quiet: bool,
@@ -580,6 +567,12 @@ fn progress_bar_many<'p>(
     let (files, len) = paths.fold((0u64, 0u64), |(n, len), p| {
         (n + 1, len + std::fs::metadata(p).map_or(0, |m| m.len()))
     });
+    bar(len, format!("{files} files"), quiet)
+}
+
+/// A bar over `len` bytes labelled `msg`: only over
+/// [`PROGRESS_MIN_BYTES`], on a terminal, without `--quiet`.
+fn bar(len: u64, msg: String, quiet: bool) -> Option<indicatif::ProgressBar> {
     if quiet || len < PROGRESS_MIN_BYTES || !std::io::stderr().is_terminal() {
         return None;
     }
@@ -591,7 +584,7 @@ fn progress_bar_many<'p>(
         .ok()?
         .progress_chars("=> "),
     );
-    bar.set_message(format!("{files} files"));
+    bar.set_message(msg);
     Some(bar)
 }
 

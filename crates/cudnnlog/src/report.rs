@@ -33,7 +33,7 @@
 
 use crate::catalog::{Catalog, Severity};
 use crate::context::Progress;
-use crate::diagnose::{diagnose, place, Draft, Findings};
+use crate::diagnose::{diagnose_owned, place, Draft, Findings};
 pub use crate::diagnose::{CrossRun, RankedCause};
 use crate::environment::Environment;
 use crate::facts::Fact;
@@ -271,7 +271,7 @@ impl<'c> FindingsSink<'c> {
     pub fn into_report(self, sources: Vec<SourceInfo>) -> Report {
         let catalog = self.catalog;
         let (findings, templates) = self.split(sources.len());
-        let dx = diagnose(&findings, catalog);
+        let (dx, env) = diagnose_owned(findings, catalog);
         let unclassified = templates
             .templates()
             .into_iter()
@@ -288,7 +288,7 @@ impl<'c> FindingsSink<'c> {
         Report {
             schema: SCHEMA.to_string(),
             sources,
-            environment: findings.env.to_json(),
+            environment: env.to_json(),
             outcome: dx.outcome,
             primary: dx.primary,
             findings: dx.findings,

@@ -60,10 +60,13 @@ impl LazyRegex {
     /// assert!(r.is_compiled());
     /// ```
     pub fn compile(source: &str) -> Result<LazyRegex, String> {
-        let r = LazyRegex::parse(source)?;
         let re = build(source).map_err(|e| e.to_string())?;
-        let _ = r.cell.set(re);
-        Ok(r)
+        let names: Vec<String> = re.capture_names().flatten().map(str::to_string).collect();
+        Ok(LazyRegex {
+            source: source.to_string(),
+            names: OnceLock::from(names),
+            cell: OnceLock::from(re),
+        })
     }
 
     /// The regex's text.

@@ -25,8 +25,8 @@ pub(crate) mod rules;
 mod runs;
 mod stage;
 
-pub(crate) use stage::place;
 pub use stage::{diagnose, Diagnosis, Findings, Observation};
+pub(crate) use stage::{diagnose_owned, place};
 
 use crate::catalog::{Catalog, Pattern, Severity};
 use crate::context::Progress;

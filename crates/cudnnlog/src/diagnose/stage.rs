@@ -261,7 +261,17 @@ pub struct Diagnosis {
 /// assert_eq!(dx.findings[0].causes[0].id, "fragmentation");
 /// ```
 pub fn diagnose(findings: &Findings, catalog: &Catalog) -> Diagnosis {
-    let mut drafts = findings.drafts.clone();
+    diagnose_owned(findings.clone(), catalog).0
+}
+
+/// [`diagnose`] taking the findings, so a scan's report does not copy
+/// them; the environment comes back for the report.
+pub(crate) fn diagnose_owned(findings: Findings, catalog: &Catalog) -> (Diagnosis, Environment) {
+    let Findings {
+        mut drafts,
+        env,
+        sources,
+    } = findings;
     super::escalate(catalog, &mut drafts);
     // Name the signal a process died of, whatever words the log used.
     for d in &mut drafts {
@@ -270,7 +280,7 @@ pub fn diagnose(findings: &Findings, catalog: &Catalog) -> Diagnosis {
                 .insert("signal_name".to_string(), Fact::Text(sig.name.clone()));
         }
     }
-    let a = analyse(catalog, &drafts, &findings.env, findings.sources);
+    let a = analyse(catalog, &drafts, &env, sources);
     let primary = a.primary.map(|i| drafts[i].class.clone());
     let mut per_finding = a
         .causes
@@ -309,12 +319,13 @@ pub fn diagnose(findings: &Findings, catalog: &Catalog) -> Diagnosis {
             }
         })
         .collect();
-    Diagnosis {
+    let dx = Diagnosis {
         outcome: Outcome::of(&findings),
         findings,
         primary,
         cross_run: a.cross_run,
-    }
+    };
+    (dx, env)
 }
 
 /// A location as the report shows it.

@@ -7,14 +7,15 @@ use super::*;
 pub(super) const PROBED_MEMORY: usize = 4096;
 
 /// The line starting at `start` (at most `limit` bytes of it), read on its
-/// own: its prefixes, and its body with ANSI codes removed and invalid
-/// UTF-8 replaced.
+/// own: its prefixes, and its text with ANSI codes removed and invalid
+/// UTF-8 replaced; the body (prefixes removed) starts at the returned
+/// offset of the text.
 pub(super) fn read_line(
     st: &mut State,
     hay: &[u8],
     start: usize,
     limit: usize,
-) -> (Prefix, String) {
+) -> (Prefix, String, usize) {
     let end = memchr::memchr2(b'\n', b'\r', &hay[start..]).map_or(hay.len(), |p| start + p);
     let raw = &hay[start..end.min(start.saturating_add(limit))];
     st.scratch.clear();
@@ -25,8 +26,10 @@ pub(super) fn read_line(
         raw
     };
     let prefix = crate::prefix::parse_prefix(clean);
-    let body = String::from_utf8_lossy(&clean[prefix.body..]).into_owned();
-    (prefix, body)
+    let mut text = String::from_utf8_lossy(&clean[..prefix.body]).into_owned();
+    let body_at = text.len();
+    text.push_str(&String::from_utf8_lossy(&clean[prefix.body..]));
+    (prefix, text, body_at)
 }
 
 /// Where a line read on its own is, from its own prefix.
@@ -54,7 +57,8 @@ impl Scanner {
         start: usize,
         sink: &mut S,
     ) -> Result<(), S::Error> {
-        let (prefix, body) = read_line(st, hay, start, MAX_MESSAGE);
+        let (prefix, text, body_at) = read_line(st, hay, start, MAX_MESSAGE);
+        let body = &text[body_at..];
         if !matches!(
             prefix.level,
             Some(crate::prefix::Level::Error | crate::prefix::Level::Fatal)
@@ -80,13 +84,11 @@ impl Scanner {
         start: usize,
         sink: &mut S,
     ) -> Result<(), S::Error> {
-        let (prefix, body) = read_line(st, hay, start, usize::MAX);
-        // Build fingerprints read the whole line: a glog header's source
-        // path (`E tensorflow/…/cuda_dnn.cc:123]`) is part of the prefix.
-        let whole = {
-            let end = memchr::memchr2(b'\n', b'\r', &hay[start..]).map_or(hay.len(), |p| start + p);
-            String::from_utf8_lossy(&hay[start..end]).into_owned()
-        };
+        // Build fingerprints read the whole line (a glog header's source
+        // path, `E tensorflow/…/cuda_dnn.cc:123]`, is part of the prefix);
+        // other probes its body.
+        let (prefix, whole, body_at) = read_line(st, hay, start, usize::MAX);
+        let body = &whole[body_at..];
         let key = {
             use std::hash::{Hash, Hasher};
             let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -114,7 +116,7 @@ impl Scanner {
         st.candidates.dedup();
         for &qi in &st.candidates {
             let probe = &probes[(qi - n_patterns) as usize];
-            let text = if probe.build.is_some() { &whole } else { &body };
+            let text = if probe.build.is_some() { &whole } else { body };
             for caps in probe.regex.captures_iter(text) {
                 // A fingerprint names the framework, and the release or
                 // range it allows; a probe's groups and constants are fields.
