@@ -43,14 +43,19 @@ pub(crate) struct Confirmed<'t, 'c> {
 
 /// The confirmed matches of `candidates` (pattern indices, sorted) on
 /// `text`; `exception_at` is where the final exception of a traceback starts.
+/// `matched` receives the candidates whose regexes matched, before one per
+/// class is kept: confirming only those on the same text gives the same
+/// result (the others add nothing), which is what [`Memo`] relies on.
 pub(crate) fn confirm<'t, 'c>(
     catalog: &'c Catalog,
     candidates: &[u32],
     text: &'t str,
     exception_at: Option<usize>,
+    matched: &mut Vec<u32>,
 ) -> Vec<Confirmed<'t, 'c>> {
     let patterns = catalog.patterns();
     let mut best: Vec<Confirmed<'t, 'c>> = Vec::new();
+    matched.clear();
     for &pi in candidates
         .iter()
         .filter(|&&i| (i as usize) < patterns.len())
@@ -89,6 +94,7 @@ pub(crate) fn confirm<'t, 'c>(
             caps.iter().filter(|c| c.is_some()).count() + facts,
             p.severity == Severity::Error,
         );
+        matched.push(pi);
         let c = Confirmed {
             pattern: pi as usize,
             caps,
@@ -108,6 +114,64 @@ pub(crate) fn confirm<'t, 'c>(
     stand_back(catalog, &mut best);
     carry(catalog, &mut best);
     best
+}
+
+/// The candidates that matched on event texts seen before, so that a burst
+/// of identical warnings (thousands of "Plan failed with a cudnnException"
+/// with only their timestamps differing) runs the regexes of the one or two
+/// patterns that match, not of the dozen whose anchors the text holds.
+///
+/// Keyed by the event's text (prefixes removed) and where its final
+/// exception starts; only short texts are kept, and the memory starts over
+/// when full, so it stays under about a megabyte.
+#[derive(Default)]
+pub(crate) struct Memo {
+    seen: std::collections::HashMap<u64, Seen>,
+}
+
+struct Seen {
+    text: Box<str>,
+    exception_at: Option<usize>,
+    matched: Vec<u32>,
+}
+
+/// The longest event text remembered.
+const MEMO_TEXT_MAX: usize = 2048;
+/// How many texts are remembered before the memory starts over.
+const MEMO_ENTRIES: usize = 512;
+
+impl Memo {
+    fn key(text: &str, exception_at: Option<usize>) -> Option<u64> {
+        use std::hash::{Hash, Hasher};
+        (text.len() <= MEMO_TEXT_MAX).then(|| {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            text.hash(&mut h);
+            exception_at.hash(&mut h);
+            h.finish()
+        })
+    }
+
+    /// The candidates that matched when this text was last confirmed.
+    pub(crate) fn get(&self, text: &str, exception_at: Option<usize>) -> Option<&[u32]> {
+        let seen = self.seen.get(&Memo::key(text, exception_at)?)?;
+        (*seen.text == *text && seen.exception_at == exception_at).then_some(&seen.matched[..])
+    }
+
+    /// Remembers what matched on `text`.
+    pub(crate) fn put(&mut self, text: &str, exception_at: Option<usize>, matched: &[u32]) {
+        let Some(key) = Memo::key(text, exception_at) else {
+            return;
+        };
+        if self.seen.len() >= MEMO_ENTRIES {
+            self.seen.clear();
+        }
+        let seen = Seen {
+            text: text.into(),
+            exception_at,
+            matched: matched.to_vec(),
+        };
+        self.seen.insert(key, seen);
+    }
 }
 
 /// The class a table pattern's captured status names: the class, what was

@@ -446,3 +446,57 @@ fn a_big_streamed_window_searched_in_pieces_gives_the_same_report() {
         streamed.findings
     );
 }
+
+#[test]
+fn a_burst_of_warnings_is_confirmed_per_text_not_per_anchor() {
+    // PyTorch 2.3's cuDNN v8 warning, printed by two ranks; the status and
+    // the conv.py line vary, the anchors do not. Identical texts reuse what
+    // matched before (the scan remembers it); a text that differs only in
+    // its status must still be read for itself.
+    let warning = |rank: u32, status: &str| {
+        format!(
+            "[rank{rank}]:/opt/conda/lib/python3.10/site-packages/torch/nn/modules/conv.py:456: \
+             UserWarning: Plan failed with a cudnnException: \
+             CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: cudnnFinalize Descriptor Failed \
+             cudnn_status: {status} (Triggered internally at \
+             ../aten/src/ATen/native/cudnn/Conv_v8.cpp:919.)\n\
+             [rank{rank}]:  return F.conv2d(input, weight, bias, self.stride,\n"
+        )
+    };
+    let mut log = String::new();
+    for i in 0..3000u32 {
+        let status = if i % 10 == 7 {
+            "CUDNN_STATUS_EXECUTION_FAILED"
+        } else {
+            "CUDNN_STATUS_NOT_SUPPORTED"
+        };
+        log.push_str(&warning(i % 2, status));
+        log.push_str(&format!("[rank{}]:step {i} loss 0.25\n", i % 2));
+    }
+    let report = report_slice(log.as_bytes());
+    let count = |class: &str, status: &str| -> u64 {
+        report
+            .findings
+            .iter()
+            .filter(|f| f.class == class && f.message.contains(status))
+            .map(|f| f.count)
+            .sum()
+    };
+    assert_eq!(
+        count("cudnn.plan_failed", "NOT_SUPPORTED"),
+        2700,
+        "{:#?}",
+        gist(&report)
+    );
+    assert_eq!(count("cudnn.plan_failed", "EXECUTION_FAILED"), 300);
+    // The status the rarer text carries is read for itself, as when the
+    // warning is alone in its log.
+    assert_eq!(count("cudnn.execution_failed", "EXECUTION_FAILED"), 300);
+    let alone = report_slice(warning(0, "CUDNN_STATUS_EXECUTION_FAILED").as_bytes());
+    let classes =
+        |r: &Report| -> Vec<String> { r.findings.iter().map(|f| f.class.clone()).collect() };
+    assert_eq!(
+        classes(&alone),
+        ["cudnn.plan_failed", "cudnn.execution_failed"]
+    );
+}

@@ -273,33 +273,32 @@ impl Framer {
         for (phys, end) in lines(hay, range) {
             pieces.clear();
             let raw = &hay[phys..end];
-            let body = if ansi::has_escape(raw) {
-                0
-            } else {
-                parse_prefix(raw).body
-            };
-            split::split(hay, phys..end, body, &mut pieces);
+            // Parsed once: a line that is not split is its own piece.
+            let prefix = (!ansi::has_escape(raw)).then(|| parse_prefix(raw));
+            split::split(hay, phys..end, prefix.map_or(0, |p| p.body), &mut pieces);
             let whole = pieces.len() == 1;
+            let known = if whole { prefix } else { None };
             let mut origin = None;
             for (i, piece) in pieces.iter().enumerate() {
                 let last = i + 1 == pieces.len();
-                origin = self.piece(hay, phys, piece.clone(), whole, last, origin, emit);
+                origin = self.piece(hay, phys, piece.clone(), (whole, known), last, origin, emit);
             }
         }
         self.pieces = pieces;
         self.flush(emit);
     }
 
-    /// Frames one logical line; `whole` when it is its physical line, `last`
-    /// when it ends it. A piece after the first is written by the same
-    /// writer (`origin`) unless it names its own; returns the writer.
+    /// Frames one logical line; `whole` when it is its physical line (with
+    /// its prefix, when already parsed), `last` when it ends it. A piece
+    /// after the first is written by the same writer (`origin`) unless it
+    /// names its own; returns the writer.
     #[allow(clippy::too_many_arguments)]
     fn piece(
         &mut self,
         hay: &[u8],
         phys: usize,
         piece: Range<usize>,
-        whole: bool,
+        (whole, known): (bool, Option<Prefix>),
         last: bool,
         origin: Option<Origin>,
         emit: &mut dyn FnMut(&Event<'_>),
@@ -314,7 +313,10 @@ impl Framer {
         } else {
             raw
         };
-        let mut prefix = parse_prefix(text);
+        let mut prefix = match known {
+            Some(p) if !has_escape => p,
+            _ => parse_prefix(text),
+        };
         prefix.origin = prefix.origin.or(origin);
         let tail = crate::prefix::markup_tail(&text[prefix.body..]);
         let body = &text[prefix.body..text.len() - tail];

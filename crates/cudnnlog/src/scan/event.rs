@@ -14,14 +14,6 @@ impl Scanner {
     ) -> Result<bool, S::Error> {
         ev.text_into(hay, &mut st.text, &mut st.line_at, &mut st.scratch);
         let text = st.text.as_str();
-        st.candidates.clear();
-        for m in self.event_ac().find_overlapping_iter(text) {
-            st.candidates
-                .extend_from_slice(&self.owners[m.pattern().as_usize()]);
-        }
-        st.candidates.sort_unstable();
-        st.candidates.dedup();
-
         // Where the final exception of a traceback starts in `text` (past
         // the indentation of a nested traceback).
         let exception_at = ev.exception.map(|i| {
@@ -31,8 +23,33 @@ impl Scanner {
                 .take_while(|&c| c == b' ' || c == b'\t')
                 .count()
         });
+        st.candidates.clear();
+        let seen = match st.memo.get(text, exception_at) {
+            Some(matched) => {
+                st.candidates.extend_from_slice(matched);
+                true
+            }
+            None => {
+                for m in self.event_ac().find_overlapping_iter(text) {
+                    st.candidates
+                        .extend_from_slice(&self.owners[m.pattern().as_usize()]);
+                }
+                st.candidates.sort_unstable();
+                st.candidates.dedup();
+                false
+            }
+        };
         let patterns = self.catalog.patterns();
-        let confirmed = crate::confirm::confirm(&self.catalog, &st.candidates, text, exception_at);
+        let confirmed = crate::confirm::confirm(
+            &self.catalog,
+            &st.candidates,
+            text,
+            exception_at,
+            &mut st.matched,
+        );
+        if !seen {
+            st.memo.put(text, exception_at, &st.matched);
+        }
 
         for c in &confirmed {
             let (pi, caps, base) = (&c.pattern, &c.caps, &c.base);

@@ -229,6 +229,9 @@ struct State {
     line_at: Vec<usize>,
     scratch: Vec<u8>,
     candidates: Vec<u32>,
+    /// The candidates that matched on the last event.
+    matched: Vec<u32>,
+    memo: crate::confirm::Memo,
     probe_lines: Vec<usize>,
     error_lines: Vec<usize>,
     /// Hashes of line texts already probed.
@@ -247,6 +250,8 @@ impl State {
             line_at: Vec::new(),
             scratch: Vec::new(),
             candidates: Vec::new(),
+            matched: Vec::new(),
+            memo: crate::confirm::Memo::default(),
             probe_lines: Vec::new(),
             error_lines: Vec::new(),
             probed: std::collections::HashSet::new(),

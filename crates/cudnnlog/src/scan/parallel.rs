@@ -3,6 +3,9 @@
 
 use super::*;
 
+/// The least bytes of regions a framing batch is worth a thread for.
+const BATCH_MIN: usize = 1 << 20;
+
 impl Scanner {
     /// Scans bytes in memory on all of rayon's threads, with the same result
     /// as [`scan_slice`](Scanner::scan_slice).
@@ -111,11 +114,17 @@ impl Scanner {
         // 2. Regions over all candidates, as a single pass makes them; then
         // batches of regions framed in parallel. Regions are independent.
         let regions = self.regions(bytes, hits.iter().copied());
+        // Batches small enough that every thread gets several (regions are
+        // few and uneven: a burst of warnings is one long region), and no
+        // larger than a chunk.
+        let framed_bytes: usize = regions.iter().map(|r| r.len()).sum();
+        let per_batch = (framed_bytes / (4 * rayon::current_num_threads()))
+            .clamp(BATCH_MIN.min(self.config.chunk), self.config.chunk);
         let mut batches: Vec<Range<usize>> = Vec::new();
         let mut batch_bytes = 0usize;
         for (i, r) in regions.iter().enumerate() {
             match batches.last_mut() {
-                Some(b) if batch_bytes < self.config.chunk => {
+                Some(b) if batch_bytes < per_batch => {
                     b.end = i + 1;
                     batch_bytes += r.len();
                 }
