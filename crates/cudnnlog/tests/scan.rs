@@ -500,3 +500,40 @@ fn a_burst_of_warnings_is_confirmed_per_text_not_per_anchor() {
         ["cudnn.plan_failed", "cudnn.execution_failed"]
     );
 }
+
+#[test]
+fn a_headerless_traceback_longer_than_the_first_context_is_framed_from_its_start() {
+    // A traceback pasted without its `Traceback (most recent call last):`
+    // header starts at its first frame (unindented, as a paste cut there
+    // is), which no anchor marks: the region
+    // first framed around the exception line (8 KiB) cuts it, so it must be
+    // widened until the event's first frame is inside it.
+    let mut log = String::from("2026-11-29 19:41:04,724 INFO train: epoch 2 step 3\n");
+    let first_frame = log.len();
+    log.push_str("File \"/home/user/train/run.py\", line 88, in <module>\n    main()\n");
+    for i in 0..300 {
+        log.push_str(&format!(
+            "  File \"/home/user/train/model.py\", line {i}, in forward\n    return self.block(x)\n"
+        ));
+    }
+    log.push_str("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.53 GiB. GPU 0 has a total capacity of 139.80 GiB of which 131.47 GiB is free.\n");
+    assert!(log.len() - first_frame > 20_000);
+    let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    let mut events = Vec::new();
+    scanner
+        .scan_slice(
+            0,
+            log.as_bytes(),
+            &mut cudnnlog::sink::FnSink(|m: &cudnnlog::sink::Match<'_>| {
+                events.push((m.class.to_string(), m.event_byte, m.text.len()));
+                Ok::<bool, cudnnlog::Error>(true)
+            }),
+        )
+        .unwrap();
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(
+        (events[0].0.as_str(), events[0].1),
+        ("cuda.oom", first_frame as u64)
+    );
+    assert!(events[0].2 > 20_000, "{events:?}");
+}

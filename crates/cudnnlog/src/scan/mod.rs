@@ -6,8 +6,9 @@
 //!
 //! 1. runs one Aho-Corasick search for every pattern's anchors, noting the
 //!    start of each line that holds one (a *candidate line*);
-//! 2. builds *regions* around candidate lines (256 KiB before, 64 KiB after,
-//!    snapped to lines; overlapping regions merge);
+//! 2. builds *regions* around candidate lines (8 KiB each side, snapped to
+//!    lines, overlapping regions merged; widened to the full context when
+//!    an event runs into an end: `scan/regions.rs`);
 //! 3. frames each region into events ([`crate::framer`]);
 //! 4. for each event holding a candidate line, finds which patterns' anchors
 //!    occur in its text and confirms them with their regexes;
@@ -33,6 +34,7 @@ mod event;
 mod lines;
 mod literal;
 mod parallel;
+mod regions;
 
 pub use literal::LiteralEngine;
 use literal::*;
@@ -89,9 +91,11 @@ impl ScannerBuilder {
         }
     }
 
-    /// How many bytes before a candidate line are framed, so that the start
-    /// of a long traceback is seen. Default: 64 KiB (a traceback of about
-    /// 600 frames).
+    /// How many bytes before a candidate line may be framed, so that the
+    /// start of a long traceback is seen. A candidate is first framed with
+    /// 8 KiB each side (and the indented lines right above it); its region
+    /// grows to this only when an event holding a candidate runs into an
+    /// end. Default: 64 KiB (a traceback of about 600 frames).
     pub fn context_before(&mut self, bytes: usize) -> &mut ScannerBuilder {
         self.config.back = bytes.max(1);
         self
@@ -105,8 +109,10 @@ impl ScannerBuilder {
         self
     }
 
-    /// How many bytes after a candidate line are framed, so that a message's
-    /// continuation lines are seen. Default: 64 KiB.
+    /// How many bytes after a candidate line may be framed, so that a
+    /// message's continuation lines are seen (as for
+    /// [`context_before`](ScannerBuilder::context_before), only when an
+    /// event runs into the end of the first 8 KiB). Default: 64 KiB.
     pub fn context_after(&mut self, bytes: usize) -> &mut ScannerBuilder {
         self.config.forward = bytes.max(1);
         self
@@ -443,10 +449,7 @@ impl Scanner {
         // A stream's window frames from its own candidates (it has less
         // behind it); in memory, every candidate counts, as in a single pass.
         let hits = std::mem::take(&mut st.hits);
-        let regions = self.regions(
-            hay,
-            hits.iter().copied().filter(|h| whole || owned.contains(h)),
-        );
+        let regions = self.regions(hay, &hits, |h| whole || owned.contains(&h));
         let done = self.frame_regions(st, hay, &regions, &hits, &owned, sink);
         st.hits = hits;
         done?;
@@ -457,64 +460,6 @@ impl Scanner {
             lookback: self.config.back.max(self.config.lookback),
             lookahead: self.config.forward,
         })
-    }
-
-    /// The byte ranges to frame: each candidate line with its context,
-    /// overlapping ranges merged.
-    fn regions(&self, hay: &[u8], hits: impl Iterator<Item = usize>) -> Vec<Range<usize>> {
-        let mut regions: Vec<Range<usize>> = Vec::new();
-        for h in hits {
-            let start = line_start_before(hay, h.saturating_sub(self.config.back));
-            let end = line_end_after(hay, (h + self.config.forward).min(hay.len()));
-            match regions.last_mut() {
-                Some(r) if start <= r.end => r.end = r.end.max(end),
-                _ => regions.push(start..end),
-            }
-        }
-        regions
-    }
-
-    /// Frames each region (each on its own: a region's open events close
-    /// at its end) and matches the events whose first candidate line
-    /// (`hits`, sorted) is in `owned`.
-    fn frame_regions<S: Sink>(
-        &self,
-        st: &mut State,
-        hay: &[u8],
-        regions: &[Range<usize>],
-        hits: &[usize],
-        owned: &Range<usize>,
-        sink: &mut S,
-    ) -> Result<(), S::Error> {
-        let mut framer = Framer::new();
-        let mut failure: Option<S::Error> = None;
-        for region in regions {
-            framer.frame(hay, region.clone(), &mut |ev: &Event<'_>| {
-                if st.stopped || failure.is_some() {
-                    return;
-                }
-                let Some(first) = ev
-                    .lines
-                    .iter()
-                    .map(|l| l.phys)
-                    .find(|s| hits.binary_search(s).is_ok())
-                else {
-                    return;
-                };
-                if !owned.contains(&first) {
-                    return;
-                }
-                match self.match_event(st, hay, ev, sink) {
-                    Ok(true) => {}
-                    Ok(false) => st.stopped = true,
-                    Err(e) => failure = Some(e),
-                }
-            });
-            if let Some(e) = failure {
-                return Err(e);
-            }
-        }
-        Ok(())
     }
 }
 

@@ -113,7 +113,7 @@ impl Scanner {
         }
         // 2. Regions over all candidates, as a single pass makes them; then
         // batches of regions framed in parallel. Regions are independent.
-        let regions = self.regions(bytes, hits.iter().copied());
+        let regions = self.regions(bytes, &hits, |_| true);
         // Batches small enough that every thread gets several (regions are
         // few and uneven: a burst of warnings is one long region), and no
         // larger than a chunk.
@@ -141,7 +141,7 @@ impl Scanner {
             .zip(batches.par_iter())
             .map(|(mut fork, batch)| {
                 let batch = &regions[batch.clone()];
-                let at = batch[0].start;
+                let at = batch[0].bytes.start;
                 // The line the batch starts on, from its chunk's first line.
                 let c = bounds
                     .partition_point(|&b| b <= at)

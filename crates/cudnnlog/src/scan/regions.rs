@@ -1,0 +1,196 @@
+//! Regions: the bytes framed around candidate lines, sized to the events
+//! they hold.
+//!
+//! Each candidate line is framed with a little context on both sides
+//! ([`NEAR`]), overlapping ranges merged. Most events are a few lines: a
+//! warning, an exception with its traceback (whose `Traceback (most recent
+//! call last)` header is a candidate itself), a C++ error with its frames.
+//! The context before starts above the block of indented lines and frames
+//! right above the candidate (a traceback pasted without its header). A
+//! region is framed again with the full context (`context_before` and
+//! `context_after`) only when an event holding a candidate touches one of
+//! its ends, so may go on past it: a traceback whose header was cut off, a
+//! message of many continuation lines, a summary block. Framing 8 KiB
+//! instead of 64 KiB on each side of every isolated candidate costs a
+//! quarter of the framing of a large log.
+//!
+//! Each region reports only the events whose first candidate line is one of
+//! its own, so an event framed by two regions is reported once.
+
+use super::*;
+
+/// The context first framed on each side of a candidate line.
+pub(super) const NEAR: usize = 8 << 10;
+
+/// Lines of other writers the look back passes over (the framer's
+/// `MAX_INTERLEAVE`).
+const MAX_OTHERS: u64 = 64;
+
+/// Bytes to frame: a range of lines around the candidates `hits[hits]`.
+#[derive(Clone, Debug)]
+pub(super) struct Region {
+    pub bytes: Range<usize>,
+    /// The region's candidate lines, as indices into the scan's `hits`.
+    pub hits: Range<usize>,
+}
+
+impl Region {
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+}
+
+/// An event holding a candidate line, kept until its region is known to be
+/// wide enough.
+struct Held {
+    kind: crate::framer::EventKind,
+    origin: Option<Origin>,
+    exception: Option<usize>,
+    lines: Range<usize>,
+}
+
+impl Scanner {
+    /// The regions around the candidate lines `hits` (sorted) that `keep`
+    /// accepts: each with [`NEAR`] context (at most the configured context),
+    /// snapped to lines, overlapping ones merged.
+    pub(super) fn regions(
+        &self,
+        hay: &[u8],
+        hits: &[usize],
+        keep: impl Fn(usize) -> bool,
+    ) -> Vec<Region> {
+        let back = NEAR.min(self.config.back);
+        let forward = NEAR.min(self.config.forward);
+        let mut regions: Vec<Region> = Vec::new();
+        for (i, &h) in hits.iter().enumerate().filter(|&(_, &h)| keep(h)) {
+            let reach = self.reach_back(hay, h);
+            let start = line_start_before(hay, reach.saturating_sub(back));
+            let end = line_end_after(hay, (h + forward).min(hay.len()));
+            match regions.last_mut() {
+                Some(r) if start <= r.bytes.end => {
+                    r.bytes.end = r.bytes.end.max(end);
+                    r.hits.end = i + 1;
+                }
+                _ => regions.push(Region {
+                    bytes: start..end,
+                    hits: i..i + 1,
+                }),
+            }
+        }
+        regions
+    }
+
+    /// Where the lines above the candidate line at `at` that may belong to
+    /// its event begin: the block of indented lines (a traceback's frames
+    /// and source lines, a C++ error's `frame #` lines) and `File "…"`
+    /// frames right above it, other writers' lines passed over as the
+    /// framer does, at most `context_before` back. A traceback pasted
+    /// without its header starts at its first frame, which no anchor marks.
+    fn reach_back(&self, hay: &[u8], at: usize) -> usize {
+        let floor = at.saturating_sub(self.config.back);
+        let line = |from: usize| {
+            let end = line_end_after(hay, from);
+            let text = hay[from..end].trim_ascii_end();
+            (text, crate::prefix::parse_prefix(text))
+        };
+        let writer = line(at).1.origin;
+        let (mut reach, mut start, mut others) = (at, at, 0u64);
+        while start > floor {
+            start = line_start_before(hay, start - 1);
+            let (text, prefix) = line(start);
+            if prefix.origin != writer {
+                others += 1;
+                if others > MAX_OTHERS {
+                    break;
+                }
+                continue;
+            }
+            others = 0;
+            let body = &text[prefix.body.min(text.len())..];
+            let inner = body.first().is_some_and(|&c| c == b' ' || c == b'\t')
+                || body.starts_with(b"File \"");
+            if !inner {
+                break;
+            }
+            reach = start;
+        }
+        reach
+    }
+
+    /// Frames each region (each on its own: a region's open events close
+    /// at its end), widening it to the full context when an event holding
+    /// a candidate touches one of its ends, and matches the events whose
+    /// first candidate line (`hits`, sorted) is the region's and in `owned`.
+    pub(super) fn frame_regions<S: Sink>(
+        &self,
+        st: &mut State,
+        hay: &[u8],
+        regions: &[Region],
+        hits: &[usize],
+        owned: &Range<usize>,
+        sink: &mut S,
+    ) -> Result<(), S::Error> {
+        let mut framer = Framer::new();
+        let mut held: Vec<Held> = Vec::new();
+        let mut lines: Vec<crate::framer::Line> = Vec::new();
+        for region in regions {
+            let mine = hits[region.hits.start]..hits[region.hits.end - 1] + 1;
+            let wide = line_start_before(hay, mine.start.saturating_sub(self.config.back))
+                ..line_end_after(hay, (mine.end - 1 + self.config.forward).min(hay.len()));
+            let mut range = region.bytes.clone();
+            loop {
+                held.clear();
+                lines.clear();
+                let last_line = line_start_before(hay, range.end - 1);
+                let (mut at_start, mut at_end) = (false, false);
+                framer.frame(hay, range.clone(), &mut |ev: &Event<'_>| {
+                    let Some(first) = ev
+                        .lines
+                        .iter()
+                        .map(|l| l.phys)
+                        .find(|s| hits.binary_search(s).is_ok())
+                    else {
+                        return;
+                    };
+                    at_start |= ev.lines[0].phys == range.start;
+                    at_end |= ev.lines.last().is_some_and(|l| l.phys == last_line);
+                    if !mine.contains(&first) || !owned.contains(&first) {
+                        return;
+                    }
+                    let from = lines.len();
+                    lines.extend_from_slice(ev.lines);
+                    held.push(Held {
+                        kind: ev.kind,
+                        origin: ev.origin,
+                        exception: ev.exception,
+                        lines: from..lines.len(),
+                    });
+                });
+                let wider = (if at_start { wide.start } else { range.start })..(if at_end {
+                    wide.end
+                } else {
+                    range.end
+                });
+                if wider == range {
+                    break;
+                }
+                range = wider;
+            }
+            for h in &held {
+                if st.stopped {
+                    return Ok(());
+                }
+                let ev = Event {
+                    kind: h.kind,
+                    origin: h.origin,
+                    lines: &lines[h.lines.clone()],
+                    exception: h.exception,
+                };
+                if !self.match_event(st, hay, &ev, sink)? {
+                    st.stopped = true;
+                }
+            }
+        }
+        Ok(())
+    }
+}
