@@ -448,7 +448,7 @@ fn scan(args: ScanArgs) -> anyhow::Result<ExitCode> {
             .map(|(input, mut fork)| {
                 let result = match input {
                     inputs::Input::Stdin => {
-                        match cudnnlog::source::decompressed(std::io::stdin().lock()) {
+                        match cudnnlog::source::decompressed(std::io::stdin()) {
                             Ok((_, reader)) => scanner.scan_reader(0, "<stdin>", reader, &mut fork),
                             Err(e) => Err(cudnnlog::Error::Io {
                                 path: "<stdin>".into(),

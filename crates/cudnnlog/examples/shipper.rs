@@ -63,7 +63,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             scanner.scan_reader(0, &path.to_string_lossy(), reader, &mut sink)?
         }
         None => {
-            let (_, reader) = cudnnlog::source::decompressed(std::io::stdin().lock())?;
+            let (_, reader) = cudnnlog::source::decompressed(std::io::stdin())?;
             scanner.scan_reader(0, "<stdin>", reader, &mut sink)?
         }
     };

@@ -90,29 +90,54 @@ pub(crate) fn progress_before(
     rank: Option<u32>,
 ) -> Progress {
     let from = offset.saturating_sub(STEP_LOOKBACK.min(lookback));
-    let span = &hay[from..offset];
+    // The nearest lines first, from a line start: the last marker is
+    // usually a few lines back, and a log has many findings to place.
+    let mut size = NEAR_LOOKBACK;
+    loop {
+        let start = if offset - from <= size {
+            from
+        } else {
+            memchr::memrchr(b'\n', &hay[..offset - size])
+                .map_or(0, |p| p + 1)
+                .max(from)
+        };
+        if let Some(p) = last_marker(&hay[start..offset], rank, start == from) {
+            return p;
+        }
+        size *= 4;
+    }
+}
+
+/// The first span [`progress_before`] searches; it grows fourfold.
+const NEAR_LOOKBACK: usize = 4 << 10;
+
+/// The progress of the last marker line in `span` (of `rank`'s, when
+/// given); `None` when there is none and `span` is not `whole` (the full
+/// look back), so that a longer span must be read.
+fn last_marker(span: &[u8], rank: Option<u32>, whole: bool) -> Option<Progress> {
     let line_of = |at: usize| {
         let start = memchr::memrchr(b'\n', &span[..at]).map_or(0, |p| p + 1);
         let end = memchr::memchr(b'\n', &span[at..]).map_or(span.len(), |p| at + p);
         &span[start..end]
     };
     let Some(rank) = rank else {
-        return marker()
-            .find_iter(span)
-            .last()
-            .map_or_else(Progress::default, |m| progress_of(line_of(m.start())));
+        return match marker().find_iter(span).last() {
+            Some(m) => Some(progress_of(line_of(m.start()))),
+            None => whole.then(Progress::default),
+        };
     };
     let mut untagged = None;
     let starts: Vec<usize> = marker().find_iter(span).map(|m| m.start()).collect();
     for &at in starts.iter().rev() {
         let line = line_of(at);
         match crate::prefix::parse_prefix(&line[..line.len().min(256)]).origin {
-            Some(crate::prefix::Origin::Rank(r)) if r == rank => return progress_of(line),
+            Some(crate::prefix::Origin::Rank(r)) if r == rank => return Some(progress_of(line)),
             None if untagged.is_none() => untagged = Some(line),
             _ => {}
         }
     }
-    untagged.map_or_else(Progress::default, progress_of)
+    // Untagged lines count only when the rank has no marker at all.
+    whole.then(|| untagged.map_or_else(Progress::default, progress_of))
 }
 
 /// How many lines back to look for a timestamp.
@@ -210,5 +235,43 @@ mod tests {
                 .to_string(),
             "2026-11-29T19:41:02.000"
         );
+    }
+
+    /// The look back as one span (`lookback` bytes at most), the way it
+    /// was done before it searched the nearest lines first.
+    fn in_one(hay: &[u8], offset: usize, lookback: usize, rank: Option<u32>) -> Progress {
+        let span = &hay[offset.saturating_sub(lookback.min(STEP_LOOKBACK))..offset];
+        last_marker(span, rank, true).expect("whole")
+    }
+
+    #[test]
+    fn the_nearest_lines_first_give_what_one_span_gives() {
+        // Ranks that report steps at different rates, untagged lines, a rank
+        // that never reports, markers far apart and close together.
+        let mut hay = Vec::new();
+        for i in 0..6000u64 {
+            match i % 7 {
+                0 => hay.extend_from_slice(format!("[rank0]:INFO step {i} loss 0.5\n").as_bytes()),
+                3 if i % 91 == 3 => hay
+                    .extend_from_slice(format!("[rank1]:epoch {} step {i}\n", i / 1000).as_bytes()),
+                5 if i % 700 == 5 => {
+                    hay.extend_from_slice(format!("iteration {i} done\n").as_bytes())
+                }
+                _ => hay.extend_from_slice(
+                    format!("[rank{}]:NCCL INFO ring {i} via P2P/IPC\n", i % 4).as_bytes(),
+                ),
+            }
+        }
+        for offset in (0..hay.len()).step_by(997).chain([hay.len()]) {
+            for lookback in [100, 5000, 70_000, usize::MAX] {
+                for rank in [None, Some(0), Some(1), Some(2), Some(3)] {
+                    assert_eq!(
+                        progress_before(&hay, offset, lookback, rank),
+                        in_one(&hay, offset, lookback, rank),
+                        "offset {offset} lookback {lookback} rank {rank:?}"
+                    );
+                }
+            }
+        }
     }
 }

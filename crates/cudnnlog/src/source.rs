@@ -118,14 +118,16 @@ impl Compression {
 }
 
 /// Wraps a reader so that gzip and zstd input is decompressed, detected
-/// from its first bytes; other input passes through unchanged.
-pub fn decompressed<'r, R: std::io::Read + 'r>(
+/// from its first bytes; other input passes through unchanged. The reader
+/// must be `Send`, as [`Scanner::scan_reader`](crate::Scanner::scan_reader)
+/// reads on a helper thread (`std::io::stdin()` is, its lock is not).
+pub fn decompressed<'r, R: std::io::Read + Send + 'r>(
     reader: R,
-) -> std::io::Result<(Compression, Box<dyn std::io::Read + 'r>)> {
+) -> std::io::Result<(Compression, Box<dyn std::io::Read + Send + 'r>)> {
     use std::io::BufRead;
     let mut buffered = std::io::BufReader::with_capacity(64 << 10, reader);
     let kind = Compression::of(buffered.fill_buf()?);
-    let out: Box<dyn std::io::Read + 'r> = match kind {
+    let out: Box<dyn std::io::Read + Send + 'r> = match kind {
         Compression::None => Box::new(buffered),
         // Concatenated members (`cat a.gz b.gz`) are one stream.
         Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(buffered)),
@@ -142,7 +144,10 @@ pub(crate) enum Opened {
     Mapped(memmap2::Mmap),
     /// A stream, and how many bytes of the file it has read so far
     /// (compressed bytes for a compressed file): for progress.
-    Stream(Box<dyn Read>, std::sync::Arc<std::sync::atomic::AtomicU64>),
+    Stream(
+        Box<dyn Read + Send>,
+        std::sync::Arc<std::sync::atomic::AtomicU64>,
+    ),
 }
 
 /// A reader that counts the bytes read through it.

@@ -35,6 +35,7 @@ mod lines;
 mod literal;
 mod parallel;
 mod regions;
+mod stream;
 
 pub use literal::LiteralEngine;
 use literal::*;
@@ -230,7 +231,8 @@ struct State {
     source: usize,
     base: u64,
     counter: LineCounter,
-    hits: Vec<usize>,
+    /// The literal pass's findings, reused across windows.
+    found: Found,
     text: String,
     line_at: Vec<usize>,
     scratch: Vec<u8>,
@@ -238,8 +240,6 @@ struct State {
     /// The candidates that matched on the last event.
     matched: Vec<u32>,
     memo: crate::confirm::Memo,
-    probe_lines: Vec<usize>,
-    error_lines: Vec<usize>,
     /// Hashes of line texts already probed.
     probed: std::collections::HashSet<u64>,
     stopped: bool,
@@ -251,15 +251,13 @@ impl State {
             source,
             base: 0,
             counter: LineCounter::new(1),
-            hits: Vec::new(),
+            found: Found::default(),
             text: String::new(),
             line_at: Vec::new(),
             scratch: Vec::new(),
             candidates: Vec::new(),
             matched: Vec::new(),
             memo: crate::confirm::Memo::default(),
-            probe_lines: Vec::new(),
-            error_lines: Vec::new(),
             probed: std::collections::HashSet::new(),
             stopped: false,
         }
@@ -348,76 +346,7 @@ impl Scanner {
         })
     }
 
-    /// Scans a stream block by block, with memory bounded by the block size
-    /// and the context sizes whatever the stream's length.
-    pub fn scan_reader<S: Sink, R: Read>(
-        &self,
-        source: usize,
-        name: &str,
-        reader: R,
-        sink: &mut S,
-    ) -> Result<SourceInfo, S::Error> {
-        self.scan_stream(source, name, reader, sink, &|| {})
-    }
-
-    /// [`scan_reader`](Scanner::scan_reader), calling `progress` after each
-    /// window.
-    fn scan_stream<S: Sink, R: Read>(
-        &self,
-        source: usize,
-        name: &str,
-        mut reader: R,
-        sink: &mut S,
-        progress: &dyn Fn(),
-    ) -> Result<SourceInfo, S::Error> {
-        let io = |e: std::io::Error| Error::Io {
-            path: name.to_string(),
-            source: e,
-        };
-        let cfg = self.config;
-        let mut st = State::new(source);
-        // An event may start `back` bytes before the first owned candidate,
-        // and its context is looked up `lookback` bytes before that.
-        let keep_back = cfg.back + cfg.back.max(cfg.lookback);
-        let mut buf: Vec<u8> = Vec::with_capacity(keep_back + cfg.block + cfg.forward);
-        // Bytes of `buf` before this offset were scanned by an earlier window.
-        let mut owned_from = 0usize;
-        loop {
-            let want = owned_from + cfg.block + cfg.forward;
-            let eof = fill(&mut reader, &mut buf, want).map_err(io)?;
-            let owned_to = if eof {
-                buf.len()
-            } else {
-                let limit = buf.len() - cfg.forward;
-                // End the owned part at a line end; a block with no line end
-                // (one giant line) is cut where it is.
-                match memchr::memrchr(b'\n', &buf[owned_from..limit]) {
-                    Some(p) => owned_from + p + 1,
-                    None => limit,
-                }
-            };
-            if !st.stopped {
-                self.scan_window(&mut st, &buf, owned_from..owned_to, false, sink)?;
-            }
-            progress();
-            if eof {
-                let lines = count_lines(&mut st.counter, &buf);
-                return Ok(SourceInfo {
-                    path: name.to_string(),
-                    bytes: st.base + buf.len() as u64,
-                    lines,
-                });
-            }
-            // Keep what later windows need: context before, and the unowned rest.
-            let keep = line_start_before(&buf, owned_to.saturating_sub(keep_back));
-            let line = st.counter.line_at(&buf, keep);
-            st.counter = LineCounter::new(line);
-            buf.drain(..keep);
-            st.base += keep as u64;
-            owned_from = owned_to - keep;
-        }
-    }
-
+    /// Scans one window: the literal pass, then the rest ([`finish_window`]).
     fn scan_window<S: Sink>(
         &self,
         st: &mut State,
@@ -426,33 +355,50 @@ impl Scanner {
         whole: bool,
         sink: &mut S,
     ) -> Result<(), S::Error> {
+        let mut found = std::mem::take(&mut st.found);
+        self.search_window(hay, &owned, &mut found);
+        let done = self.finish_window(st, hay, owned, whole, &found, sink);
+        st.found = found;
+        done
+    }
+
+    /// The literal pass of a window whose lines `owned` are its own: over
+    /// them and the context on both sides.
+    fn search_window(&self, hay: &[u8], owned: &Range<usize>, found: &mut Found) {
         let search_from = line_start_before(hay, owned.start.saturating_sub(self.config.back));
         let search_to = (owned.end + self.config.forward).min(hay.len());
-        let mut probe_lines = std::mem::take(&mut st.probe_lines);
-        let mut error_lines = std::mem::take(&mut st.error_lines);
         self.find_candidates_parallel(
             hay,
             search_from..search_to,
-            &mut st.hits,
-            &mut probe_lines,
-            &mut error_lines,
+            &mut found.hits,
+            &mut found.probes,
+            &mut found.errors,
         );
-        for &start in probe_lines.iter().filter(|&&p| owned.contains(&p)) {
+    }
+
+    /// Everything after the literal pass: the window's probe and error
+    /// lines, its regions framed and matched, and the sink told the window
+    /// is done.
+    fn finish_window<S: Sink>(
+        &self,
+        st: &mut State,
+        hay: &[u8],
+        owned: Range<usize>,
+        whole: bool,
+        found: &Found,
+        sink: &mut S,
+    ) -> Result<(), S::Error> {
+        for &start in found.probes.iter().filter(|&&p| owned.contains(&p)) {
             self.probe_line(st, hay, start, sink)?;
         }
-        for &start in error_lines.iter().filter(|&&p| owned.contains(&p)) {
+        for &start in found.errors.iter().filter(|&&p| owned.contains(&p)) {
             self.error_line(st, hay, start, sink)?;
         }
-        st.probe_lines = probe_lines;
-        st.error_lines = error_lines;
-
         // A stream's window frames from its own candidates (it has less
         // behind it); in memory, every candidate counts, as in a single pass.
-        let hits = std::mem::take(&mut st.hits);
-        let regions = self.regions(hay, &hits, |h| whole || owned.contains(&h));
-        let done = self.frame_regions(st, hay, &regions, &hits, &owned, sink);
-        st.hits = hits;
-        done?;
+        let hits = &found.hits;
+        let regions = self.regions(hay, hits, |h| whole || owned.contains(&h));
+        self.frame_regions(st, hay, &regions, hits, &owned, sink)?;
         sink.window_end(&Window {
             hay,
             base: st.base,
@@ -463,21 +409,13 @@ impl Scanner {
     }
 }
 
-/// Reads until `buf` holds `want` bytes or the stream ends; true at the end.
-fn fill<R: Read>(reader: &mut R, buf: &mut Vec<u8>, want: usize) -> std::io::Result<bool> {
-    let mut chunk = [0u8; 64 << 10];
-    while buf.len() < want {
-        let n = match reader.read(&mut chunk[..(want - buf.len()).min(64 << 10)]) {
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if n == 0 {
-            return Ok(true);
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
-    Ok(false)
+/// What the literal pass found in a window: the starts of its candidate
+/// lines, of its probe lines and of its unclassified error lines.
+#[derive(Default)]
+struct Found {
+    hits: Vec<usize>,
+    probes: Vec<usize>,
+    errors: Vec<usize>,
 }
 
 /// The number of lines in a source whose last window is `hay`.

@@ -1,0 +1,171 @@
+//! The streamed scan: a pipe, a compressed log, a file still being
+//! written. Windows of `block_size` bytes keep the context before them;
+//! while one window is framed, the next one's literal pass runs on the
+//! other cores.
+
+use super::*;
+
+impl Scanner {
+    /// Scans a stream block by block, with memory bounded by the block size
+    /// and the context sizes whatever the stream's length. The reader is
+    /// read on a helper thread while the block before is framed.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, report::FindingsSink};
+    /// let scanner = ScannerBuilder::new().block_size(4096).build(Catalog::builtin().unwrap());
+    /// let mut log = Vec::new();
+    /// for i in 0..500 {
+    ///     log.extend_from_slice(format!("INFO step {i} loss 0.5\n").as_bytes());
+    /// }
+    /// log.extend_from_slice(b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n");
+    /// let mut sink = FindingsSink::new(scanner.catalog());
+    /// let info = scanner.scan_reader(0, "<stdin>", &log[..], &mut sink).unwrap();
+    /// let report = sink.into_report(vec![info]);
+    /// assert_eq!((report.findings[0].class.as_str(), report.findings[0].first.line), ("cuda.oom", 501));
+    /// ```
+    pub fn scan_reader<S: Sink, R: Read + Send>(
+        &self,
+        source: usize,
+        name: &str,
+        reader: R,
+        sink: &mut S,
+    ) -> Result<SourceInfo, S::Error> {
+        self.scan_stream(source, name, reader, sink, &|| {})
+    }
+
+    /// [`scan_reader`](Scanner::scan_reader), calling `progress` after each
+    /// window.
+    ///
+    /// Window `k` is framed on this thread (the sink need not be `Send`)
+    /// while a helper thread reads window `k + 1` into a second buffer and
+    /// runs its literal pass: the sink sees the same calls in the same
+    /// order as when the windows are done one after the other.
+    pub(super) fn scan_stream<S: Sink, R: Read + Send>(
+        &self,
+        source: usize,
+        name: &str,
+        mut reader: R,
+        sink: &mut S,
+        progress: &dyn Fn(),
+    ) -> Result<SourceInfo, S::Error> {
+        let io = |e: std::io::Error| Error::Io {
+            path: name.to_string(),
+            source: e,
+        };
+        let cfg = self.config;
+        let mut st = State::new(source);
+        // An event may start `back` bytes before the first owned candidate,
+        // and its context is looked up `lookback` bytes before that.
+        let keep_back = cfg.back + cfg.back.max(cfg.lookback);
+        let capacity = keep_back + cfg.block + cfg.forward;
+        let mut now = Block::first(capacity);
+        now.read(&mut reader, &cfg).map_err(io)?;
+        self.search_window(&now.buf, &now.owned, &mut now.found);
+        let mut next = Block::first(capacity);
+        loop {
+            if now.eof {
+                if !st.stopped {
+                    let owned = now.owned.clone();
+                    self.finish_window(&mut st, &now.buf, owned, false, &now.found, sink)?;
+                }
+                progress();
+                let lines = count_lines(&mut st.counter, &now.buf);
+                return Ok(SourceInfo {
+                    path: name.to_string(),
+                    bytes: st.base + now.buf.len() as u64,
+                    lines,
+                });
+            }
+            // What later windows need of this one: the context before, and
+            // the unowned rest. The helper copies it and reads more of the
+            // stream while this window is framed, so a live stream's window
+            // is reported before its next block arrives.
+            let keep = line_start_before(&now.buf, now.owned.end.saturating_sub(keep_back));
+            let stopped = st.stopped;
+            let (framed, read) = std::thread::scope(|scope| {
+                let (next, now_buf, owned_end, reader) =
+                    (&mut next, &now.buf, now.owned.end, &mut reader);
+                let ahead = scope.spawn(move || {
+                    next.buf.clear();
+                    next.buf.extend_from_slice(&now_buf[keep..]);
+                    next.owned = owned_end - keep..0;
+                    next.read(reader, &cfg)?;
+                    if !stopped {
+                        self.search_window(&next.buf, &next.owned, &mut next.found);
+                    }
+                    Ok::<(), std::io::Error>(())
+                });
+                let framed = match stopped {
+                    true => Ok(()),
+                    false => {
+                        let owned = now.owned.clone();
+                        self.finish_window(&mut st, &now.buf, owned, false, &now.found, sink)
+                    }
+                };
+                let read = ahead
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                (framed, read)
+            });
+            framed?;
+            read.map_err(io)?;
+            progress();
+            let line = st.counter.line_at(&now.buf, keep);
+            st.counter = LineCounter::new(line);
+            st.base += keep as u64;
+            std::mem::swap(&mut now, &mut next);
+        }
+    }
+}
+
+/// One window of a stream: its bytes (the kept context first), the lines
+/// it owns, and what its literal pass found.
+struct Block {
+    buf: Vec<u8>,
+    /// Where the owned lines start in `buf` (set before reading) and end.
+    owned: Range<usize>,
+    eof: bool,
+    found: Found,
+}
+
+impl Block {
+    fn first(capacity: usize) -> Block {
+        Block {
+            buf: Vec::with_capacity(capacity),
+            owned: 0..0,
+            eof: false,
+            found: Found::default(),
+        }
+    }
+
+    /// Reads a block after the kept bytes and the context after it, and
+    /// ends the owned part at the last line end before that context (a
+    /// block with no line end, one giant line, is cut where it is).
+    fn read<R: Read>(&mut self, reader: &mut R, cfg: &Config) -> std::io::Result<()> {
+        let from = self.owned.start;
+        self.eof = fill(reader, &mut self.buf, from + cfg.block + cfg.forward)?;
+        let to = if self.eof {
+            self.buf.len()
+        } else {
+            let limit = self.buf.len() - cfg.forward;
+            match memchr::memrchr(b'\n', &self.buf[from..limit]) {
+                Some(p) => from + p + 1,
+                None => limit,
+            }
+        };
+        self.owned = from..to;
+        Ok(())
+    }
+}
+
+/// Reads until `buf` holds `want` bytes or the stream ends; true at the end.
+/// Reads straight into `buf`'s spare room.
+fn fill<R: Read>(reader: &mut R, buf: &mut Vec<u8>, want: usize) -> std::io::Result<bool> {
+    while buf.len() < want {
+        let missing = (want - buf.len()) as u64;
+        if reader.by_ref().take(missing).read_to_end(buf)? == 0 {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
