@@ -96,5 +96,6 @@ pub mod templates;
 pub use catalog::{Catalog, CatalogBuilder};
 pub use error::Error;
 pub use report::Report;
+pub use scan::prefilter;
 pub use scan::{LiteralEngine, Scanner, ScannerBuilder};
 pub use source::MmapChoice;

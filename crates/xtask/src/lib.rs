@@ -3,3 +3,4 @@
 pub mod culprits;
 pub mod docs;
 pub mod eval;
+pub mod prefilter;

@@ -6,6 +6,8 @@
 //!   then the culprit rank on the labelled multi-rank logs
 //!   (`fixtures/culprits.toml`).
 //! * `cargo xtask docs [--check]` — regenerates the README's class table.
+//! * `cargo xtask prefilter [--check]` — chooses the two-tier literal
+//!   pass's fingerprints (`patterns/prefilter.txt`).
 
 use anyhow::{bail, Result};
 use std::io::Write;
@@ -18,6 +20,10 @@ cargo xtask eval [-v|--verbose] [--json] [DIR]
 cargo xtask docs [--check]
     Regenerate the README's class table from the catalog and the golden
     reports (--check: fail when it is stale).
+cargo xtask prefilter [--check]
+    Choose the fingerprints of the two-tier literal pass
+    (patterns/prefilter.txt) from the catalog's anchors and the lines of
+    fixtures/ (--check: fail when it is stale).
 ";
 
 fn main() -> Result<()> {
@@ -29,6 +35,10 @@ fn main() -> Result<()> {
     match cmd.as_str() {
         "eval" => eval(rest),
         "docs" => xtask::docs::run(&workspace_root(), rest.iter().any(|a| a == "--check")),
+        "prefilter" => print(&xtask::prefilter::run(
+            &workspace_root(),
+            rest.iter().any(|a| a == "--check"),
+        )?),
         "help" | "-h" | "--help" => print(HELP),
         other => bail!("unknown task `{other}`\n{HELP}"),
     }

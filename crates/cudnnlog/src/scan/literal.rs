@@ -17,14 +17,20 @@ use super::*;
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LiteralEngine {
-    /// The NFA for inputs under 4 MiB, the DFA (built on first use) above.
+    /// The NFA for inputs under 4 MiB, the two-tier pass (its DFA built on
+    /// first use) above.
     #[default]
     Auto,
     /// Aho-Corasick's contiguous NFA: builds in a few milliseconds.
     Nfa,
-    /// Aho-Corasick's full DFA: the fastest search, built in tens of
-    /// milliseconds.
+    /// Aho-Corasick's full DFA: the fastest search of the plain pass,
+    /// built in tens of milliseconds.
     Dfa,
+    /// The two-tier pass on every span: a SIMD search for short
+    /// fingerprints, then the DFA on the lines where one fired (the plain
+    /// DFA when the fingerprints cannot be built). `Auto` uses it for
+    /// spans of 4 MiB and more.
+    TwoTier,
 }
 
 /// Spans shorter than this are searched with the NFA: building the DFA
@@ -66,13 +72,13 @@ impl Scanner {
         let nfa = match self.config.engine {
             LiteralEngine::Auto => len < DFA_MIN_SPAN,
             LiteralEngine::Nfa => true,
-            LiteralEngine::Dfa => false,
+            LiteralEngine::Dfa | LiteralEngine::TwoTier => false,
         };
         if nfa {
             return (&self.scan_nfa, &self.anchor_kinds);
         }
         let (dfa, kinds) = self.scan_dfa.get_or_init(|| {
-            let (anchors, kinds) = self.line_anchors();
+            let (anchors, kinds) = self.line_anchors_with_kinds();
             let dfa = AhoCorasick::builder()
                 .match_kind(MatchKind::LeftmostFirst)
                 .kind(Some(aho_corasick::AhoCorasickKind::DFA))
@@ -83,11 +89,27 @@ impl Scanner {
         (dfa, kinds)
     }
 
+    /// The literals the line pass searches for: every anchor of the
+    /// catalog's patterns and probes and of error-level lines, less those
+    /// that contain another (a line holding one holds the other). Every
+    /// fingerprint set of the two-tier pass must cover them
+    /// ([`prefilter::uncovered`](crate::prefilter::uncovered)).
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder};
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// let anchors = scanner.line_anchors();
+    /// assert!(anchors.contains(&"ERROR") && anchors.len() > 500);
+    /// ```
+    pub fn line_anchors(&self) -> Vec<&str> {
+        self.line_anchors_with_kinds().0
+    }
+
     /// The anchors the DFA needs, with their kinds: an anchor that contains
     /// another of at least its kinds is dropped, since every line holding
     /// it holds the other (the pass needs one hit per line and the kinds
     /// of the line, not every anchor). A smaller automaton searches faster.
-    pub(super) fn line_anchors(&self) -> (Vec<&str>, Vec<u8>) {
+    pub(super) fn line_anchors_with_kinds(&self) -> (Vec<&str>, Vec<u8>) {
         let kept: Vec<usize> = (0..self.anchors.len())
             .filter(|&i| {
                 let a = self.anchors[i].as_str();
@@ -171,16 +193,42 @@ impl Scanner {
         hits.clear();
         probe_lines.clear();
         error_lines.clear();
-        let (ac, anchor_kinds) = self.scan_ac(span.len());
-        let mut pos = span.start;
         // A glog header on the very first line has no newline before it.
-        if pos == 0
+        if span.start == 0
             && hay.len() > 2
             && matches!(hay[0], b'E' | b'F')
             && matches!(hay[1], b'0' | b'1')
         {
             error_lines.push(0);
         }
+        let mut out = Lines {
+            hits,
+            probes: probe_lines,
+            errors: error_lines,
+        };
+        let two_tier = match self.config.engine {
+            LiteralEngine::Auto => span.len() >= DFA_MIN_SPAN,
+            LiteralEngine::TwoTier => true,
+            LiteralEngine::Nfa | LiteralEngine::Dfa => false,
+        };
+        if let Some(pf) = two_tier.then(|| self.prefilter()).flatten() {
+            return self.two_tier(pf, hay, span, &mut out);
+        }
+        let (ac, anchor_kinds) = self.scan_ac(span.len());
+        self.plain_pass(ac, anchor_kinds, hay, span, &mut out);
+    }
+
+    /// The plain pass over `hay[span]` (which starts at a line start): the
+    /// automaton from line to line. Returns where it stopped.
+    pub(super) fn plain_pass(
+        &self,
+        ac: &AhoCorasick,
+        anchor_kinds: &[u8],
+        hay: &[u8],
+        span: Range<usize>,
+        out: &mut Lines<'_>,
+    ) -> usize {
+        let mut pos = span.start;
         while pos < span.end {
             // From the newline before the line, so that anchors that begin
             // with it (glog headers) match at a line start.
@@ -191,43 +239,73 @@ impl Scanner {
             };
             let input = aho_corasick::Input::new(hay).span(from..span.end);
             let Some(m) = ac.find(input) else {
+                return span.end;
+            };
+            pos = self.take_line(ac, anchor_kinds, hay, pos, m, span.end, out);
+        }
+        pos
+    }
+
+    /// Records the line that holds the anchor match `m` (found searching
+    /// from the line start `pos`) with its kinds, searching the rest of the
+    /// line only until every kind is known; returns the next line's start.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn take_line(
+        &self,
+        ac: &AhoCorasick,
+        anchor_kinds: &[u8],
+        hay: &[u8],
+        pos: usize,
+        m: aho_corasick::Match,
+        end: usize,
+        out: &mut Lines<'_>,
+    ) -> usize {
+        // An anchor that starts with the newline before its line.
+        let start = if hay[m.start()] == b'\n' {
+            m.start() + 1
+        } else {
+            memchr::memrchr2(b'\n', b'\r', &hay[pos..m.start()]).map_or(pos, |p| pos + p + 1)
+        };
+        let content_end =
+            memchr::memchr2(b'\n', b'\r', &hay[m.end()..end]).map_or(end, |p| m.end() + p);
+        let mut kinds = anchor_kinds[m.pattern().as_usize()];
+        let mut at = m.end();
+        while kinds != ALL_KINDS && at < content_end {
+            let rest = aho_corasick::Input::new(hay).span(at..content_end);
+            let Some(more) = ac.find(rest) else {
                 break;
             };
-            // An anchor that starts with the newline before its line.
-            let start = if hay[m.start()] == b'\n' {
-                m.start() + 1
-            } else {
-                memchr::memrchr2(b'\n', b'\r', &hay[pos..m.start()]).map_or(pos, |p| pos + p + 1)
-            };
-            let content_end = memchr::memchr2(b'\n', b'\r', &hay[m.end()..span.end])
-                .map_or(span.end, |p| m.end() + p);
-            let mut kinds = anchor_kinds[m.pattern().as_usize()];
-            let mut at = m.end();
-            while kinds != ALL_KINDS && at < content_end {
-                let rest = aho_corasick::Input::new(hay).span(at..content_end);
-                let Some(more) = ac.find(rest) else {
-                    break;
-                };
-                kinds |= anchor_kinds[more.pattern().as_usize()];
-                at = more.end();
-            }
-            if kinds & FOR_PATTERN != 0 {
-                hits.push(start);
-            }
-            if kinds & FOR_PROBE != 0 {
-                probe_lines.push(start);
-            }
-            if kinds & (FOR_ERROR | FOR_PATTERN) == FOR_ERROR {
-                error_lines.push(start);
-            }
-            // A `\r\n` pair: the next line starts after the `\n`.
-            pos = if content_end >= span.end {
-                span.end
-            } else if hay[content_end] == b'\r' && hay.get(content_end + 1) == Some(&b'\n') {
-                content_end + 2
-            } else {
-                content_end + 1
-            };
+            kinds |= anchor_kinds[more.pattern().as_usize()];
+            at = more.end();
         }
+        if kinds & FOR_PATTERN != 0 {
+            out.hits.push(start);
+        }
+        if kinds & FOR_PROBE != 0 {
+            out.probes.push(start);
+        }
+        if kinds & (FOR_ERROR | FOR_PATTERN) == FOR_ERROR {
+            out.errors.push(start);
+        }
+        next_line(hay, content_end, end)
+    }
+}
+
+/// Where the pass writes the starts of candidate, probe and error lines.
+pub(super) struct Lines<'a> {
+    pub hits: &'a mut Vec<usize>,
+    pub probes: &'a mut Vec<usize>,
+    pub errors: &'a mut Vec<usize>,
+}
+
+/// The start of the line after the one whose content ends at `content_end`
+/// (a `\r\n` pair is one terminator), at most `end`.
+pub(super) fn next_line(hay: &[u8], content_end: usize, end: usize) -> usize {
+    if content_end >= end {
+        end
+    } else if hay[content_end] == b'\r' && hay.get(content_end + 1) == Some(&b'\n') {
+        content_end + 2
+    } else {
+        content_end + 1
     }
 }

@@ -34,6 +34,7 @@ mod event;
 mod lines;
 mod literal;
 mod parallel;
+pub mod prefilter;
 mod regions;
 mod stream;
 
@@ -198,6 +199,7 @@ impl ScannerBuilder {
             // Runs on short event texts only: an NFA builds faster; and
             // only once a line holds an anchor.
             event_ac: std::sync::Arc::new(std::sync::OnceLock::new()),
+            prefilter: std::sync::Arc::new(std::sync::OnceLock::new()),
             owners,
             anchor_kinds,
             config: self.config,
@@ -220,6 +222,8 @@ pub struct Scanner {
     /// Every anchor of an event's text (standard semantics), built on
     /// first use.
     event_ac: std::sync::Arc<std::sync::OnceLock<AhoCorasick>>,
+    /// The two-tier pass's fingerprint searchers, built on first use.
+    prefilter: std::sync::Arc<std::sync::OnceLock<Option<prefilter::Prefilter>>>,
     owners: Vec<Vec<u32>>,
     /// Per anchor: [`FOR_PATTERN`] and/or [`FOR_PROBE`].
     anchor_kinds: Vec<u8>,

@@ -1,0 +1,263 @@
+//! The two-tier literal pass: a SIMD search for a few short fingerprints
+//! that every line anchor contains, then the anchor DFA only on the lines
+//! where one fired.
+//!
+//! The DFA over ~900 anchors reads every byte through a large transition
+//! table; Teddy (aho-corasick's packed searcher) compares 32 bytes at a time
+//! against at most 64 short literals. Every anchor contains one of the
+//! fingerprints in `patterns/prefilter.txt` (chosen by `cargo xtask
+//! prefilter` from how rarely they occur on the anchor-free lines of
+//! `fixtures/`), so a line with no fingerprint has no anchor, and the line
+//! where one fires is searched with the DFA exactly as the plain pass
+//! searches it: the same lines with the same kinds, by construction. An
+//! anchor of a user's catalog that no listed fingerprint covers brings its
+//! own (its first eight bytes). When fingerprints fire on most lines of a
+//! block (a log of nothing but error lines), the next blocks are searched
+//! with the plain DFA.
+
+use super::*;
+use aho_corasick::packed;
+
+/// The built-in fingerprints, one per line, `\n`, `\\` and `\xNN` escaped.
+pub const BUILTIN: &str = include_str!("../../../../patterns/prefilter.txt");
+
+/// Teddy's limit without its hidden options.
+const PER_SEARCHER: usize = 64;
+/// Beyond this many searchers the plain DFA is as fast.
+const MAX_SEARCHERS: usize = 4;
+/// The shortest fingerprint: shorter ones make Teddy fire everywhere.
+pub const FINGERPRINT_MIN: usize = 3;
+/// A fingerprint an uncovered anchor brings is at most this long.
+const FINGERPRINT_MAX: usize = 8;
+/// The guard's block, and how many lines may fire in one before the plain
+/// DFA takes the next [`PLAIN_RUN`] bytes.
+const GUARD_BLOCK: usize = 1 << 20;
+const GUARD_LINES: usize = 2048;
+const PLAIN_RUN: usize = 8 << 20;
+
+/// The fingerprint searchers, grouped by length (Teddy's mask is as long
+/// as a group's shortest literal).
+#[derive(Debug)]
+pub(super) struct Prefilter {
+    searchers: Vec<packed::Searcher>,
+}
+
+/// Reads a fingerprint list: one literal per line, `#` comments and blank
+/// lines skipped, `\n`, `\r`, `\t`, `\\` and `\xNN` unescaped.
+///
+/// ```
+/// use cudnnlog::prefilter::parse;
+/// assert_eq!(parse("# comment\nCUDA e\n\\nE0\n\\xe9\\x94\\x99\n"), [b"CUDA e".to_vec(), b"\nE0".to_vec(), "错".as_bytes().to_vec()]);
+/// ```
+pub fn parse(text: &str) -> Vec<Vec<u8>> {
+    text.lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let b = l.as_bytes();
+            let mut out = Vec::with_capacity(b.len());
+            let mut i = 0;
+            while i < b.len() {
+                match (b[i], b.get(i + 1)) {
+                    (b'\\', Some(b'n')) => out.push(b'\n'),
+                    (b'\\', Some(b'r')) => out.push(b'\r'),
+                    (b'\\', Some(b't')) => out.push(b'\t'),
+                    (b'\\', Some(b'\\')) => out.push(b'\\'),
+                    (b'\\', Some(b'x')) if b.len() >= i + 4 => {
+                        let hex = std::str::from_utf8(&b[i + 2..i + 4]).unwrap_or("");
+                        match u8::from_str_radix(hex, 16) {
+                            Ok(v) => {
+                                out.push(v);
+                                i += 4;
+                                continue;
+                            }
+                            Err(_) => out.extend_from_slice(&b[i..i + 2]),
+                        }
+                    }
+                    (c, _) => {
+                        out.push(c);
+                        i += 1;
+                        continue;
+                    }
+                }
+                i += 2;
+            }
+            out
+        })
+        .collect()
+}
+
+/// Writes a literal as [`parse`] reads it.
+///
+/// ```
+/// use cudnnlog::prefilter::{escape, parse};
+/// assert_eq!(escape(b"\nE0"), "\\nE0");
+/// assert_eq!(parse(&escape("错误 \\".as_bytes())), ["错误 \\".as_bytes().to_vec()]);
+/// ```
+pub fn escape(literal: &[u8]) -> String {
+    let mut s = String::new();
+    for &c in literal {
+        match c {
+            b'\n' => s.push_str("\\n"),
+            b'\r' => s.push_str("\\r"),
+            b'\t' => s.push_str("\\t"),
+            b'\\' => s.push_str("\\\\"),
+            0x20..=0x7e => s.push(c as char),
+            _ => s.push_str(&format!("\\x{c:02x}")),
+        }
+    }
+    s
+}
+
+/// The anchors (indices) that contain none of `fingerprints`.
+///
+/// ```
+/// use cudnnlog::prefilter::uncovered;
+/// let fps = [b"of mem".to_vec()];
+/// assert_eq!(uncovered(&["CUDA out of memory", "NCCL error"], &fps), [1]);
+/// ```
+pub fn uncovered(anchors: &[&str], fingerprints: &[Vec<u8>]) -> Vec<usize> {
+    (0..anchors.len())
+        .filter(|&i| {
+            let a = anchors[i].as_bytes();
+            !fingerprints
+                .iter()
+                .any(|f| memchr::memmem::find(a, f).is_some())
+        })
+        .collect()
+}
+
+impl Prefilter {
+    /// The searchers for `anchors`: the `listed` fingerprints some anchor
+    /// contains, and one for every anchor none covers. `None` when the
+    /// plain DFA must do: an anchor shorter than a fingerprint, or with a
+    /// line break past its start, too many fingerprints, or no SIMD.
+    pub(super) fn new(anchors: &[&str], listed: Vec<Vec<u8>>) -> Option<Prefilter> {
+        let breaks = |a: &str| a.as_bytes()[1..].iter().any(|&c| c == b'\n' || c == b'\r');
+        if anchors
+            .iter()
+            .any(|a| a.len() < FINGERPRINT_MIN || breaks(a))
+        {
+            return None;
+        }
+        let mut fps: Vec<Vec<u8>> = listed
+            .into_iter()
+            .filter(|f| f.len() >= FINGERPRINT_MIN)
+            .filter(|f| {
+                anchors
+                    .iter()
+                    .any(|a| memchr::memmem::find(a.as_bytes(), f).is_some())
+            })
+            .collect();
+        for i in uncovered(anchors, &fps) {
+            let a = anchors[i].as_bytes();
+            fps.push(a[..a.len().min(FINGERPRINT_MAX)].to_vec());
+        }
+        fps.sort_by(|a, b| b.len().min(4).cmp(&a.len().min(4)).then(a.cmp(b)));
+        fps.dedup();
+        // Groups of one mask length (4 bytes, or 3), at most 64 each.
+        let mut groups: Vec<Vec<Vec<u8>>> = Vec::new();
+        for f in fps {
+            match groups.last_mut() {
+                Some(g) if g.len() < PER_SEARCHER && g[0].len().min(4) == f.len().min(4) => {
+                    g.push(f)
+                }
+                _ => groups.push(vec![f]),
+            }
+        }
+        if groups.len() > MAX_SEARCHERS {
+            return None;
+        }
+        let searchers = groups
+            .iter()
+            .map(|g| {
+                packed::Config::new()
+                    .match_kind(packed::MatchKind::LeftmostFirst)
+                    .builder()
+                    .extend(g)
+                    .build()
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Prefilter { searchers })
+    }
+}
+
+/// No fingerprint further on.
+const NONE: usize = usize::MAX;
+
+impl Scanner {
+    /// The prefilter for the line anchors, built on first use; `None` when
+    /// the plain DFA must do.
+    pub(super) fn prefilter(&self) -> Option<&Prefilter> {
+        self.prefilter
+            .get_or_init(|| {
+                let anchors = self.line_anchors();
+                Prefilter::new(&anchors, parse(BUILTIN))
+            })
+            .as_ref()
+    }
+
+    /// [`find_candidates`](Scanner::find_candidates)' search with the
+    /// prefilter: the DFA runs only on lines where a fingerprint fired (and
+    /// on whole runs of lines after a block where most did).
+    pub(super) fn two_tier(
+        &self,
+        pf: &Prefilter,
+        hay: &[u8],
+        span: Range<usize>,
+        out: &mut Lines<'_>,
+    ) {
+        let (ac, kinds) = self.scan_ac(usize::MAX);
+        let mut next = vec![0usize; pf.searchers.len()];
+        let mut searched = vec![false; pf.searchers.len()];
+        let (mut pos, mut block, mut fired) = (span.start, span.start, 0usize);
+        while pos < span.end {
+            if pos >= block + GUARD_BLOCK {
+                if fired > GUARD_LINES {
+                    let to = line_end_after(hay, (pos + PLAIN_RUN).min(span.end)).min(span.end);
+                    pos = self.plain_pass(ac, kinds, hay, pos..to, out);
+                    searched.iter_mut().for_each(|s| *s = false);
+                }
+                (block, fired) = (pos, 0);
+                continue;
+            }
+            let from = if pos > 0 && hay[pos - 1] == b'\n' {
+                pos - 1
+            } else {
+                pos
+            };
+            // The nearest fingerprint of any searcher; a searcher's next
+            // hit stays valid until the search passes it.
+            let mut p = NONE;
+            for (i, s) in pf.searchers.iter().enumerate() {
+                if !searched[i] || (next[i] != NONE && next[i] < from) {
+                    next[i] = s
+                        .find_in(hay, aho_corasick::Span::from(from..span.end))
+                        .map_or(NONE, |m| m.start());
+                    searched[i] = true;
+                }
+                p = p.min(next[i]);
+            }
+            if p == NONE {
+                break;
+            }
+            fired += 1;
+            // A fingerprint that starts with the newline before its line.
+            let line = if hay[p] == b'\n' {
+                p + 1
+            } else {
+                memchr::memrchr2(b'\n', b'\r', &hay[pos..p]).map_or(pos, |q| pos + q + 1)
+            };
+            let line_from = if line > 0 && hay[line - 1] == b'\n' {
+                line - 1
+            } else {
+                line
+            };
+            let end =
+                memchr::memchr2(b'\n', b'\r', &hay[line..span.end]).map_or(span.end, |q| line + q);
+            pos = match ac.find(aho_corasick::Input::new(hay).span(line_from..end)) {
+                Some(m) => self.take_line(ac, kinds, hay, line, m, span.end, out),
+                None => next_line(hay, end, span.end),
+            };
+        }
+    }
+}
