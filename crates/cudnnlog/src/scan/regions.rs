@@ -22,6 +22,9 @@ use super::*;
 /// The context first framed on each side of a candidate line.
 pub(super) const NEAR: usize = 8 << 10;
 
+/// How much of a line the look back reads.
+const LINE_HEAD: usize = 256;
+
 /// Lines of other writers the look back passes over (the framer's
 /// `MAX_INTERLEAVE`).
 const MAX_OTHERS: u64 = 64;
@@ -88,9 +91,12 @@ impl Scanner {
     /// without its header starts at its first frame, which no anchor marks.
     fn reach_back(&self, hay: &[u8], at: usize) -> usize {
         let floor = at.saturating_sub(self.config.back);
+        // A line's head is enough for its prefix and indentation (a metric
+        // line may be 150 KB long).
         let line = |from: usize| {
-            let end = line_end_after(hay, from);
-            let text = hay[from..end].trim_ascii_end();
+            let head = &hay[from..(from + LINE_HEAD).min(hay.len())];
+            let end = memchr::memchr(b'\n', head).unwrap_or(head.len());
+            let text = head[..end].trim_ascii_end();
             (text, crate::prefix::parse_prefix(text))
         };
         let writer = line(at).1.origin;
