@@ -1,7 +1,7 @@
 //! Diagnosis: from findings to a ranked, evidenced explanation.
 //!
 //! For each finding the pattern's causes start at their catalog priors;
-//! evidence rules ([`rules`]) then scale them by what the log shows — the
+//! evidence rules (`rules.rs`) then scale them by what the log shows — the
 //! message's own numbers, the environment, settings, timing, co-occurring
 //! findings and the compatibility tables — and every adjustment records the
 //! evidence, with line numbers. Weights are normalised into confidences.

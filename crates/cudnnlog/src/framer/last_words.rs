@@ -11,7 +11,7 @@ const LAST_WORDS_LINES: usize = 20;
 
 /// Whether `ev`, a traceback or an exception, was the last thing its
 /// writer did: none of the lines after its exception line (the message's
-/// continuation and what follows, up to [`LAST_WORDS_LINES`] of the same
+/// continuation and what follows, up to `LAST_WORDS_LINES` (20) of the same
 /// writer) says the program went on — a progress marker (`step 12`, `epoch
 /// 3`), or the words a survivor logs (`Falling back to cpu`, `retrying`,
 /// `skipping`, `ignoring`).

@@ -27,11 +27,11 @@
 //! * otherwise a single line.
 //!
 //! Physical lines are first cut into the logical lines they hold
-//! ([`split`]: escaped `\n`, two writers glued together, a traceback whose
+//! (`split.rs`: escaped `\n`, two writers glued together, a traceback whose
 //! newlines were lost), and lines that continue the one before them —
 //! hard-wrapped at a width inferred from the data, soft-wrapped after a
 //! blank, reflowed under a prefix, or repeating a kernel tag — are joined
-//! into it ([`wrap`]). Markdown quote markers, code fences and inline code
+//! into it (`wrap.rs`). Markdown quote markers, code fences and inline code
 //! marks of pasted text are read through ([`crate::prefix`]).
 //!
 //! Lines are grouped per writer: lines tagged `[rank0]:` never join an event
