@@ -136,17 +136,10 @@ impl Scanner {
     /// as one pass finds, since the search goes line by line. A stream's
     /// window (a file still being written, a pipe, a decompressed log) gets
     /// all cores this way with its memory still bounded by the block.
-    pub(super) fn find_candidates_parallel(
-        &self,
-        hay: &[u8],
-        span: Range<usize>,
-        hits: &mut Vec<usize>,
-        probe_lines: &mut Vec<usize>,
-        error_lines: &mut Vec<usize>,
-    ) {
+    pub(super) fn find_candidates_parallel(&self, hay: &[u8], span: Range<usize>, out: &mut Found) {
         let pieces = rayon::current_num_threads().min(span.len() / PARALLEL_PIECE_MIN);
         if pieces < 2 {
-            return self.find_candidates(hay, span, hits, probe_lines, error_lines);
+            return self.find_candidates(hay, span, out);
         }
         use rayon::prelude::*;
         let step = span.len() / pieces;
@@ -158,64 +151,47 @@ impl Scanner {
             }
         }
         cuts.push(span.end);
-        type Lines = (Vec<usize>, Vec<usize>, Vec<usize>);
-        let found: Vec<Lines> = cuts
+        let found: Vec<Found> = cuts
             .par_windows(2)
             .map(|w| {
-                let mut l: Lines = Default::default();
-                self.find_candidates(hay, w[0]..w[1], &mut l.0, &mut l.1, &mut l.2);
-                l
+                let mut piece = Found::default();
+                self.find_candidates(hay, w[0]..w[1], &mut piece);
+                piece
             })
             .collect();
-        hits.clear();
-        probe_lines.clear();
-        error_lines.clear();
-        for (h, p, e) in found {
-            hits.extend(h);
-            probe_lines.extend(p);
-            error_lines.extend(e);
+        out.clear();
+        for piece in found {
+            out.hits.extend(piece.hits);
+            out.probes.extend(piece.probes);
+            out.errors.extend(piece.errors);
         }
     }
 
     /// Records the start of every line in `hay[span]` that holds a
-    /// pattern's anchor (`hits`), and of every line that holds a probe's
-    /// (`probe_lines`). Only a line's first anchor is found by the fast
+    /// pattern's anchor (`hits`), of every line that holds a probe's
+    /// (`probes`), and of error-level lines no pattern anchors (`errors`). Only a line's first anchor is found by the fast
     /// pass; the rest of the line is searched only until both kinds are
     /// known.
-    pub(super) fn find_candidates(
-        &self,
-        hay: &[u8],
-        span: Range<usize>,
-        hits: &mut Vec<usize>,
-        probe_lines: &mut Vec<usize>,
-        error_lines: &mut Vec<usize>,
-    ) {
-        hits.clear();
-        probe_lines.clear();
-        error_lines.clear();
+    pub(super) fn find_candidates(&self, hay: &[u8], span: Range<usize>, out: &mut Found) {
+        out.clear();
         // A glog header on the very first line has no newline before it.
         if span.start == 0
             && hay.len() > 2
             && matches!(hay[0], b'E' | b'F')
             && matches!(hay[1], b'0' | b'1')
         {
-            error_lines.push(0);
+            out.errors.push(0);
         }
-        let mut out = Lines {
-            hits,
-            probes: probe_lines,
-            errors: error_lines,
-        };
         let two_tier = match self.config.engine {
             LiteralEngine::Auto => span.len() >= DFA_MIN_SPAN,
             LiteralEngine::TwoTier => true,
             LiteralEngine::Nfa | LiteralEngine::Dfa => false,
         };
         if let Some(pf) = two_tier.then(|| self.prefilter()).flatten() {
-            return self.two_tier(pf, hay, span, &mut out);
+            return self.two_tier(pf, hay, span, out);
         }
         let (ac, anchor_kinds) = self.scan_ac(span.len());
-        self.plain_pass(ac, anchor_kinds, hay, span, &mut out);
+        self.plain_pass(ac, anchor_kinds, hay, span, out);
     }
 
     /// The plain pass over `hay[span]` (which starts at a line start): the
@@ -226,17 +202,11 @@ impl Scanner {
         anchor_kinds: &[u8],
         hay: &[u8],
         span: Range<usize>,
-        out: &mut Lines<'_>,
+        out: &mut Found,
     ) -> usize {
         let mut pos = span.start;
         while pos < span.end {
-            // From the newline before the line, so that anchors that begin
-            // with it (glog headers) match at a line start.
-            let from = if pos > 0 && hay[pos - 1] == b'\n' {
-                pos - 1
-            } else {
-                pos
-            };
+            let from = search_from(hay, pos);
             let input = aho_corasick::Input::new(hay).span(from..span.end);
             let Some(m) = ac.find(input) else {
                 return span.end;
@@ -258,7 +228,7 @@ impl Scanner {
         pos: usize,
         m: aho_corasick::Match,
         end: usize,
-        out: &mut Lines<'_>,
+        out: &mut Found,
     ) -> usize {
         // An anchor that starts with the newline before its line.
         let start = if hay[m.start()] == b'\n' {
@@ -291,11 +261,32 @@ impl Scanner {
     }
 }
 
-/// Where the pass writes the starts of candidate, probe and error lines.
-pub(super) struct Lines<'a> {
-    pub hits: &'a mut Vec<usize>,
-    pub probes: &'a mut Vec<usize>,
-    pub errors: &'a mut Vec<usize>,
+/// What the literal pass found: the starts of candidate lines, of probe
+/// lines and of unclassified error lines, in order.
+#[derive(Default)]
+pub(super) struct Found {
+    pub hits: Vec<usize>,
+    pub probes: Vec<usize>,
+    pub errors: Vec<usize>,
+}
+
+impl Found {
+    fn clear(&mut self) {
+        self.hits.clear();
+        self.probes.clear();
+        self.errors.clear();
+    }
+}
+
+/// Where the search for the line starting at `line` begins: the newline
+/// before it, so that anchors that begin with it (glog headers) match at a
+/// line start.
+pub(super) fn search_from(hay: &[u8], line: usize) -> usize {
+    if line > 0 && hay[line - 1] == b'\n' {
+        line - 1
+    } else {
+        line
+    }
 }
 
 /// The start of the line after the one whose content ends at `content_end`

@@ -369,15 +369,9 @@ impl Scanner {
     /// The literal pass of a window whose lines `owned` are its own: over
     /// them and the context on both sides.
     fn search_window(&self, hay: &[u8], owned: &Range<usize>, found: &mut Found) {
-        let search_from = line_start_before(hay, owned.start.saturating_sub(self.config.back));
-        let search_to = (owned.end + self.config.forward).min(hay.len());
-        self.find_candidates_parallel(
-            hay,
-            search_from..search_to,
-            &mut found.hits,
-            &mut found.probes,
-            &mut found.errors,
-        );
+        let from = line_start_before(hay, owned.start.saturating_sub(self.config.back));
+        let to = (owned.end + self.config.forward).min(hay.len());
+        self.find_candidates_parallel(hay, from..to, found);
     }
 
     /// Everything after the literal pass: the window's probe and error
@@ -411,15 +405,6 @@ impl Scanner {
             lookahead: self.config.forward,
         })
     }
-}
-
-/// What the literal pass found in a window: the starts of its candidate
-/// lines, of its probe lines and of its unclassified error lines.
-#[derive(Default)]
-struct Found {
-    hits: Vec<usize>,
-    probes: Vec<usize>,
-    errors: Vec<usize>,
 }
 
 /// The number of lines in a source whose last window is `hay`.

@@ -77,31 +77,23 @@ impl Scanner {
         };
         // 1. The literal pass and the probe lines, per chunk.
         let empty: Vec<S> = chunks.iter().map(|_| sink.fork()).collect();
-        type Found<S, E> = Result<(S, Vec<usize>), E>;
-        let found: Vec<Found<S, S::Error>> = empty
+        type Searched<S, E> = Result<(S, Vec<usize>), E>;
+        let found: Vec<Searched<S, S::Error>> = empty
             .into_par_iter()
             .zip(chunks.par_iter().zip(first_line.par_iter()))
             .map(|(mut fork, (range, &line))| {
                 let mut st = State::new(source);
                 st.counter = LineCounter::at(range.start, line);
-                let mut hits = Vec::new();
-                let mut probe_lines = Vec::new();
-                let mut error_lines = Vec::new();
-                self.find_candidates(
-                    bytes,
-                    range.clone(),
-                    &mut hits,
-                    &mut probe_lines,
-                    &mut error_lines,
-                );
-                for &p in &probe_lines {
+                let mut found = Found::default();
+                self.find_candidates(bytes, range.clone(), &mut found);
+                for &p in &found.probes {
                     self.probe_line(&mut st, bytes, p, &mut fork)?;
                 }
-                for &p in &error_lines {
+                for &p in &found.errors {
                     self.error_line(&mut st, bytes, p, &mut fork)?;
                 }
                 report(range.len());
-                Ok((fork, hits))
+                Ok((fork, found.hits))
             })
             .collect();
         let mut hits: Vec<usize> = Vec::new();

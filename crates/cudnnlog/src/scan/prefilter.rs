@@ -199,43 +199,35 @@ impl Scanner {
     /// [`find_candidates`](Scanner::find_candidates)' search with the
     /// prefilter: the DFA runs only on lines where a fingerprint fired (and
     /// on whole runs of lines after a block where most did).
-    pub(super) fn two_tier(
-        &self,
-        pf: &Prefilter,
-        hay: &[u8],
-        span: Range<usize>,
-        out: &mut Lines<'_>,
-    ) {
+    pub(super) fn two_tier(&self, pf: &Prefilter, hay: &[u8], span: Range<usize>, out: &mut Found) {
         let (ac, kinds) = self.scan_ac(usize::MAX);
-        let mut next = vec![0usize; pf.searchers.len()];
-        let mut searched = vec![false; pf.searchers.len()];
+        // Each searcher's next hit (`NONE`: there is none); `None` until
+        // searched, and again after a run of the plain DFA.
+        let mut next: Vec<Option<usize>> = vec![None; pf.searchers.len()];
         let (mut pos, mut block, mut fired) = (span.start, span.start, 0usize);
         while pos < span.end {
             if pos >= block + GUARD_BLOCK {
                 if fired > GUARD_LINES {
                     let to = line_end_after(hay, (pos + PLAIN_RUN).min(span.end)).min(span.end);
                     pos = self.plain_pass(ac, kinds, hay, pos..to, out);
-                    searched.iter_mut().for_each(|s| *s = false);
+                    next.fill(None);
                 }
                 (block, fired) = (pos, 0);
                 continue;
             }
-            let from = if pos > 0 && hay[pos - 1] == b'\n' {
-                pos - 1
-            } else {
-                pos
-            };
+            let from = search_from(hay, pos);
             // The nearest fingerprint of any searcher; a searcher's next
             // hit stays valid until the search passes it.
             let mut p = NONE;
             for (i, s) in pf.searchers.iter().enumerate() {
-                if !searched[i] || (next[i] != NONE && next[i] < from) {
-                    next[i] = s
+                let hit = match next[i] {
+                    Some(h) if h == NONE || h >= from => h,
+                    _ => s
                         .find_in(hay, aho_corasick::Span::from(from..span.end))
-                        .map_or(NONE, |m| m.start());
-                    searched[i] = true;
-                }
-                p = p.min(next[i]);
+                        .map_or(NONE, |m| m.start()),
+                };
+                next[i] = Some(hit);
+                p = p.min(hit);
             }
             if p == NONE {
                 break;
@@ -247,11 +239,7 @@ impl Scanner {
             } else {
                 memchr::memrchr2(b'\n', b'\r', &hay[pos..p]).map_or(pos, |q| pos + q + 1)
             };
-            let line_from = if line > 0 && hay[line - 1] == b'\n' {
-                line - 1
-            } else {
-                line
-            };
+            let line_from = search_from(hay, line);
             let end =
                 memchr::memchr2(b'\n', b'\r', &hay[line..span.end]).map_or(span.end, |q| line + q);
             pos = match ac.find(aho_corasick::Input::new(hay).span(line_from..end)) {
