@@ -1,4 +1,6 @@
-//! Embeds the catalog in `patterns/` (at the workspace root) into the library.
+//! Embeds the catalog in `patterns/` (inside this crate, so that it travels
+//! with the published package; the workspace root links to it) into the
+//! library.
 //!
 //! Writes `$OUT_DIR/builtin_catalog.rs`: a list of (relative path, contents)
 //! for every `.toml` file under `patterns/`, sorted by path so that the
@@ -26,11 +28,18 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
 
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
-    let root = manifest.join("../../patterns");
+    let root = manifest.join("patterns");
     println!("cargo:rerun-if-changed={}", root.display());
     let mut files = Vec::new();
     collect(&root, &mut files);
     files.sort();
+    // A package built without its catalog would scan and find nothing:
+    // fail the build instead.
+    assert!(
+        files.iter().any(|f| f.ends_with("classes.toml")),
+        "{}: the built-in catalog is missing (no classes.toml)",
+        root.display()
+    );
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     let json_dir = out_dir.join("catalog-json");
     let mut code = String::from("/// Built-in catalog files: (path relative to `patterns/`, contents).\npub static FILES: &[(&str, &str)] = &[\n");

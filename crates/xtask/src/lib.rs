@@ -3,4 +3,5 @@
 pub mod culprits;
 pub mod docs;
 pub mod eval;
+pub mod package;
 pub mod prefilter;

@@ -8,6 +8,8 @@
 //! * `cargo xtask docs [--check]` — regenerates the README's class table.
 //! * `cargo xtask prefilter [--check]` — chooses the two-tier literal
 //!   pass's fingerprints (`patterns/prefilter.txt`).
+//! * `cargo xtask package` — checks that the packaged library carries its
+//!   catalog.
 
 use anyhow::{bail, Result};
 use std::io::Write;
@@ -24,6 +26,9 @@ cargo xtask prefilter [--check]
     Choose the fingerprints of the two-tier literal pass
     (patterns/prefilter.txt) from the catalog's anchors and the lines of
     fixtures/ (--check: fail when it is stale).
+cargo xtask package
+    Package the library, build a program against the packaged copy and
+    check that it sees the whole built-in catalog.
 ";
 
 fn main() -> Result<()> {
@@ -39,6 +44,7 @@ fn main() -> Result<()> {
             &workspace_root(),
             rest.iter().any(|a| a == "--check"),
         )?),
+        "package" => print(&xtask::package::check(&workspace_root())?),
         "help" | "-h" | "--help" => print(HELP),
         other => bail!("unknown task `{other}`\n{HELP}"),
     }

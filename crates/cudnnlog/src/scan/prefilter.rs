@@ -19,7 +19,7 @@ use super::*;
 use aho_corasick::packed;
 
 /// The built-in fingerprints, one per line, `\n`, `\\` and `\xNN` escaped.
-pub const BUILTIN: &str = include_str!("../../../../patterns/prefilter.txt");
+pub const BUILTIN: &str = include_str!("../../patterns/prefilter.txt");
 
 /// Teddy's limit without its hidden options.
 const PER_SEARCHER: usize = 64;
