@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 mod catalog_cmd;
+mod fleet_cmd;
 mod follow;
 mod inputs;
 mod json_out;
@@ -125,10 +126,25 @@ struct ScanArgs {
     /// Stop following after this many seconds (for scripts and tests).
     #[arg(long, value_name = "SECS", hide = true)]
     follow_for: Option<f64>,
-    /// In directories, only files whose name matches this glob
-    /// (`*.log*`, `rank*.txt`).
-    #[arg(long, value_name = "GLOB")]
-    glob: Option<String>,
+    /// In directories, only files that match this glob (`*.log*`,
+    /// `rank*.txt`); `!GLOB` excludes. May be repeated (rg's syntax).
+    #[arg(long, short = 'g', value_name = "GLOB")]
+    glob: Vec<String>,
+    /// Walk directories at most this deep (1: a directory's own files).
+    #[arg(long, value_name = "N")]
+    max_depth: Option<usize>,
+    /// Walk hidden files and directories too.
+    #[arg(long)]
+    hidden: bool,
+    /// Do not read `.gitignore`, `.ignore` or `.cudnnlogignore` files.
+    #[arg(long)]
+    no_ignore: bool,
+    /// Take every input as one job: one report across all files, with
+    /// fallout and culprits across them. Without it, each file is its own
+    /// job (a verdict each), except the ranks or streams of one job
+    /// (`rank0.log`, `rank1.log`; torchrun's `attempt_0/<rank>/stderr.log`).
+    #[arg(long)]
+    job: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
@@ -400,21 +416,58 @@ fn scan(args: ScanArgs) -> anyhow::Result<ExitCode> {
         unsafe { MmapChoice::auto() }
     };
 
-    let glob = match &args.glob {
-        Some(g) => Some(
-            globset::Glob::new(g)
-                .with_context(|| format!("bad --glob {g:?}"))?
-                .compile_matcher(),
-        ),
-        None => None,
+    let walk = cudnnlog::walk::Walk {
+        globs: args.glob.clone(),
+        max_depth: args.max_depth,
+        hidden: args.hidden,
+        no_ignore: args.no_ignore,
     };
-    let (inputs, notes) = inputs::expand(&args.files, glob.as_ref());
+    let (inputs, notes) = inputs::expand(&args.files, &walk)?;
     for note in &notes {
         writeln!(std::io::stderr(), "cudnnlog: {}", render::sanitize(note))?;
     }
     if inputs.is_empty() {
-        anyhow::bail!("no files to scan (the directories hold none that match)");
+        anyhow::bail!("no files to scan (the directories hold no log files that match)");
     }
+    let paths: Vec<PathBuf> = inputs
+        .iter()
+        .filter_map(|i| match i {
+            inputs::Input::File(p) => Some(p.clone()),
+            inputs::Input::Stdin => None,
+        })
+        .collect();
+    let jobs = cudnnlog::job::group(&paths);
+    let several = jobs.len() + usize::from(paths.len() < inputs.len()) > 1;
+    if several && !args.job {
+        if paths.len() < inputs.len() {
+            anyhow::bail!(
+                "standard input cannot be one job among files of others; \
+                 add --job to take all inputs as one job"
+            );
+        }
+        let color = color_on(args.color);
+        let done = fleet_cmd::run(&scanner, &jobs, mmap, args.format, color, args.quiet)?;
+        let fails = match args.fail_on {
+            FailOn::Never => false,
+            FailOn::Warning => done.any_finding,
+            FailOn::Error => done.summary.failed > 0,
+        };
+        let unreadable = jobs.len() as u64 > done.summary.jobs || done.summary.unreadable > 0;
+        return Ok(if unreadable {
+            ExitCode::from(2)
+        } else if fails {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        });
+    }
+    // One job: the ranks its files' names give.
+    let rank_of: std::collections::HashMap<&std::path::Path, u32> = jobs
+        .iter()
+        .filter(|_| !args.job)
+        .flat_map(|j| j.sources.iter())
+        .filter_map(|s| Some((s.path.as_path(), s.rank?)))
+        .collect();
     let mut sink = FindingsSink::new(scanner.catalog());
     let single = inputs.len() == 1;
     let shared = (args.format == Format::Ndjson)
@@ -493,9 +546,16 @@ fn scan(args: ScanArgs) -> anyhow::Result<ExitCode> {
     }
     let mut sources = Vec::new();
     let mut failed = false;
-    for (result, mut fork) in scanned {
+    for ((result, mut fork), input) in scanned.into_iter().zip(&inputs) {
+        let rank = match input {
+            inputs::Input::File(p) => rank_of.get(p.as_path()),
+            inputs::Input::Stdin => None,
+        };
         match result {
             Ok(info) => {
+                if let Some(&rank) = rank {
+                    fork.inner.assume_rank(rank);
+                }
                 fork.inner.set_source(sources.len());
                 sink.join(fork.inner);
                 sources.push(info);
@@ -522,16 +582,7 @@ fn scan(args: ScanArgs) -> anyhow::Result<ExitCode> {
         Format::Ndjson => write_ndjson(&mut out, &report)?,
         Format::Markdown => render::markdown(&mut out, &report, scanner.catalog())?,
         Format::Table => {
-            let color = match args.color {
-                Color::Always => true,
-                Color::Never => false,
-                Color::Auto => {
-                    std::io::stdout().is_terminal()
-                        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                        && std::env::var("TERM").map_or(true, |t| t != "dumb")
-                }
-            };
-            render::table(&mut out, &report, scanner.catalog(), color)?;
+            render::table(&mut out, &report, scanner.catalog(), color_on(args.color))?;
         }
     }
     out.flush()?;
@@ -550,6 +601,20 @@ fn scan(args: ScanArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Whether to colour standard output: auto colours a terminal unless
+/// `NO_COLOR` is set or `TERM` is `dumb`.
+fn color_on(choice: Color) -> bool {
+    match choice {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => {
+            std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::env::var("TERM").map_or(true, |t| t != "dumb")
+        }
+    }
 }
 
 /// Files larger than this get a progress bar on a terminal.

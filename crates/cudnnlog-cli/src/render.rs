@@ -31,7 +31,7 @@ pub fn sanitize(s: &str) -> String {
         .collect()
 }
 
-fn clip(s: &str, max: usize) -> String {
+pub(crate) fn clip(s: &str, max: usize) -> String {
     let s = sanitize(s).replace('\n', " ");
     if s.chars().count() <= max {
         return s;
@@ -87,12 +87,12 @@ struct Row {
     message: String,
 }
 
-struct Paint {
-    on: bool,
+pub(crate) struct Paint {
+    pub(crate) on: bool,
 }
 
 impl Paint {
-    fn wrap(&self, code: &str, s: &str) -> String {
+    pub(crate) fn wrap(&self, code: &str, s: &str) -> String {
         if self.on {
             format!("\x1b[{code}m{s}\x1b[0m")
         } else {
@@ -388,7 +388,7 @@ fn plural(n: usize) -> &'static str {
 /// Text from a log made safe for a Markdown table cell or paragraph:
 /// control characters neutralised, pipes, backticks and angle brackets
 /// escaped so that log text cannot break the table or inject markup.
-fn md(s: &str) -> String {
+pub(crate) fn md(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in sanitize(s).chars() {
         match c {

@@ -73,6 +73,7 @@ fn other_files_are_still_scanned_after_an_error() {
     let out = cudnnlog(
         &[
             "scan",
+            "--job",
             "--format",
             "json",
             "missing.log",
@@ -482,12 +483,13 @@ fn the_table_marks_fallout_and_shows_the_environment() {
     );
 }
 
-/// Several runs: the JSON report compares them.
+/// Several runs of one job (`--job`): the JSON report compares them.
 #[test]
 fn several_runs_are_compared() {
     let out = cudnnlog(
         &[
             "scan",
+            "--job",
             "--format",
             "json",
             "fixtures/gpu/h200-g10_torch_invalid_ordinal.log",
@@ -574,8 +576,8 @@ fn compressed_logs_are_read() {
 }
 
 /// Directories are walked (sorted, filtered by `--glob`), compressed files
-/// in them read, a symlink loop noted and skipped; files are scanned in
-/// parallel but numbered in order.
+/// in them read, a symlink loop noted and skipped; with `--job` the files
+/// are one report, scanned in parallel but numbered in order.
 #[test]
 fn directories_globs_and_loops() {
     let dir = std::env::temp_dir().join(format!("cudnnlog-dirs-{}", std::process::id()));
@@ -600,6 +602,7 @@ fn directories_globs_and_loops() {
     let out = cudnnlog(
         &[
             "scan",
+            "--job",
             "--format",
             "json",
             "--glob",

@@ -24,4 +24,12 @@ pub enum Error {
         field: String,
         message: String,
     },
+    /// A glob given to a directory walk is malformed.
+    #[error("bad glob {glob:?}: {message}")]
+    Glob {
+        /// The glob.
+        glob: String,
+        /// What is wrong with it.
+        message: String,
+    },
 }

@@ -69,8 +69,10 @@ pub mod environment;
 mod error;
 pub mod facts;
 pub mod fingerprint;
+pub mod fleet;
 pub mod fragments;
 pub mod framer;
+pub mod job;
 pub mod knowledge;
 /// Constants for the built-in catalog's class and cause ids, generated from
 /// `patterns/classes.toml` and `patterns/causes.toml`: code that names an id
@@ -92,6 +94,7 @@ pub mod sink;
 pub mod source;
 pub mod status;
 pub mod templates;
+pub mod walk;
 
 pub use catalog::{Catalog, CatalogBuilder};
 pub use error::Error;

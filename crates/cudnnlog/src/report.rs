@@ -363,6 +363,37 @@ impl FindingsSink<'_> {
         (findings, self.templates)
     }
 
+    /// Takes the matches this sink holds that carry no rank tag as `rank`'s:
+    /// the sink scanned one rank's own log file (`rank3.log`). Call it after
+    /// the scan.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, report::FindingsSink};
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// let mut sink = FindingsSink::new(scanner.catalog());
+    /// let source = scanner.scan_slice(0, b"RuntimeError: CUDA error: an illegal memory access was encountered\n", &mut sink).unwrap();
+    /// sink.assume_rank(3);
+    /// let report = sink.into_report(vec![source]);
+    /// assert_eq!((report.findings[0].first.rank, report.findings[0].ranks.as_slice()), (Some(3), &[3][..]));
+    /// ```
+    pub fn assume_rank(&mut self, rank: u32) {
+        for a in &mut self.accs {
+            let mut untagged = a.ranks.is_empty();
+            for loc in [&mut a.first, &mut a.last]
+                .into_iter()
+                .chain(a.per_source.values_mut().map(|v| &mut v.0))
+            {
+                if loc.rank.is_none() {
+                    loc.rank = Some(rank);
+                    untagged = true;
+                }
+            }
+            if untagged {
+                a.ranks.insert(rank);
+            }
+        }
+    }
+
     /// Renumbers everything this sink holds as coming from `source`: a sink
     /// that scanned one file on its own (as index 0) joins a multi-file
     /// report under the file's final index.

@@ -310,9 +310,9 @@ fn culprit_of(
     let failing: Vec<u32> = drafts
         .iter()
         .filter(|o| {
-            o.is_error()
-                && o.first.source == d.first.source
-                && !matches!(o.family(), "nccl" | "dist")
+            // Any file of the job: one rank's log may hold the error the
+            // others' timeouts follow from.
+            o.is_error() && !matches!(o.family(), "nccl" | "dist")
         })
         .flat_map(|o| o.ranks.iter().copied())
         .collect();

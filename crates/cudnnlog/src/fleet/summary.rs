@@ -1,0 +1,179 @@
+//! The fleet summary: verdicts counted by outcome, primary class and
+//! fingerprint.
+
+use super::Verdict;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+
+/// How many example jobs a group names.
+pub const EXAMPLES: usize = 5;
+
+/// What many verdicts add up to. Add verdicts in any order; the summary
+/// sorts its groups (most jobs first, then by the first job's path), so
+/// the same verdicts give the same summary.
+///
+/// ```
+/// use cudnnlog::fleet::{Summary, Verdict};
+/// let mut summary = Summary::default();
+/// summary.add(&Verdict::unreadable("a.log", vec!["a.log".into()], "a.log: denied".into()));
+/// assert_eq!((summary.jobs, summary.unreadable), (1, 1));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Jobs seen.
+    pub jobs: u64,
+    /// Jobs that failed.
+    pub failed: u64,
+    /// Jobs that went on with warnings.
+    pub degraded: u64,
+    /// Jobs with no finding.
+    pub clean: u64,
+    /// Jobs none of whose files could be read.
+    pub unreadable: u64,
+    /// Jobs by primary class.
+    pub by_primary: BTreeMap<String, u64>,
+    /// Jobs by fingerprint.
+    pub by_fingerprint: BTreeMap<String, u64>,
+    /// One group per fingerprint, the largest first.
+    pub groups: Vec<Group>,
+    #[serde(skip)]
+    index: HashMap<String, usize>,
+}
+
+/// The jobs that share a fingerprint.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Group {
+    /// The fingerprint.
+    pub fingerprint: String,
+    /// The primary class.
+    pub class: String,
+    /// Its title.
+    pub title: String,
+    /// The message of the first job of the group.
+    pub message: String,
+    /// How many jobs.
+    pub count: u64,
+    /// Up to [`EXAMPLES`] of them, by path.
+    pub examples: Vec<String>,
+}
+
+impl Summary {
+    /// Counts one verdict.
+    pub fn add(&mut self, v: &Verdict) {
+        use crate::report::Outcome;
+        self.reindex();
+        self.jobs += 1;
+        match v.outcome {
+            Some(Outcome::Failed) => self.failed += 1,
+            Some(Outcome::Degraded) => self.degraded += 1,
+            Some(Outcome::Clean) => self.clean += 1,
+            None => self.unreadable += 1,
+        }
+        if let Some(p) = &v.primary {
+            *self.by_primary.entry(p.clone()).or_default() += 1;
+        }
+        let Some(fp) = &v.fingerprint else { return };
+        *self.by_fingerprint.entry(fp.clone()).or_default() += 1;
+        match self.index.get(fp) {
+            Some(&i) => {
+                let g = &mut self.groups[i];
+                g.count += 1;
+                // Keep the examples that sort first, so the order verdicts
+                // came in does not matter.
+                let at = g.examples.partition_point(|e| e < &v.path);
+                if at < EXAMPLES {
+                    if g.examples[..at].last() != Some(&v.path) {
+                        g.examples.insert(at, v.path.clone());
+                    }
+                    g.examples.truncate(EXAMPLES);
+                    if at == 0 {
+                        g.message = v.message.clone().unwrap_or_default();
+                    }
+                }
+            }
+            None => {
+                self.index.insert(fp.clone(), self.groups.len());
+                self.groups.push(Group {
+                    fingerprint: fp.clone(),
+                    class: v.primary.clone().unwrap_or_default(),
+                    title: v.title.clone().unwrap_or_default(),
+                    message: v.message.clone().unwrap_or_default(),
+                    count: 1,
+                    examples: vec![v.path.clone()],
+                });
+            }
+        }
+    }
+
+    /// Takes in the verdicts `other` counted: summaries made apart (one per
+    /// Spark partition, one per machine) add up to the summary of all their
+    /// verdicts.
+    ///
+    /// ```
+    /// use cudnnlog::fleet::{Summary, Verdict};
+    /// let v = |p: &str| Verdict::unreadable(p, vec![p.into()], "denied".into());
+    /// let (mut a, mut b, mut all) = (Summary::default(), Summary::default(), Summary::default());
+    /// a.add(&v("a.log"));
+    /// b.add(&v("b.log"));
+    /// all.add(&v("a.log"));
+    /// all.add(&v("b.log"));
+    /// a.merge(b);
+    /// assert_eq!(a.finish(), all.finish());
+    /// ```
+    pub fn merge(&mut self, other: Summary) {
+        self.reindex();
+        self.jobs += other.jobs;
+        self.failed += other.failed;
+        self.degraded += other.degraded;
+        self.clean += other.clean;
+        self.unreadable += other.unreadable;
+        for (k, n) in other.by_primary {
+            *self.by_primary.entry(k).or_default() += n;
+        }
+        for (k, n) in other.by_fingerprint {
+            *self.by_fingerprint.entry(k).or_default() += n;
+        }
+        for g in other.groups {
+            match self.index.get(&g.fingerprint) {
+                Some(&i) => {
+                    let mine = &mut self.groups[i];
+                    mine.count += g.count;
+                    if g.examples.first() < mine.examples.first() || mine.examples.is_empty() {
+                        mine.message = g.message;
+                    }
+                    mine.examples.extend(g.examples);
+                    mine.examples.sort();
+                    mine.examples.dedup();
+                    mine.examples.truncate(EXAMPLES);
+                }
+                None => {
+                    self.index.insert(g.fingerprint.clone(), self.groups.len());
+                    self.groups.push(g);
+                }
+            }
+        }
+    }
+
+    /// Rebuilds the fingerprint index of a summary read back from JSON.
+    fn reindex(&mut self) {
+        if self.index.len() != self.groups.len() {
+            self.index = self
+                .groups
+                .iter()
+                .enumerate()
+                .map(|(i, g)| (g.fingerprint.clone(), i))
+                .collect();
+        }
+    }
+
+    /// The summary with its groups in their final order.
+    pub fn finish(mut self) -> Summary {
+        self.groups.sort_by(|a, b| {
+            b.count
+                .cmp(&a.count)
+                .then_with(|| a.examples.first().cmp(&b.examples.first()))
+        });
+        self.index.clear();
+        self
+    }
+}

@@ -1,0 +1,350 @@
+//! Which files to read: the paths given, with directories walked the way
+//! rg and fd walk them.
+//!
+//! In a directory, `.gitignore`, `.ignore` and `.cudnnlogignore` files are
+//! honoured (also outside a git repository), hidden entries skipped, and so
+//! are files that are not logs: by name (checkpoints, tensors, images,
+//! TensorBoard event files, archives, source, documentation, JSON) and by
+//! content (a NUL byte in the first 8 KiB of a file that is not gzip or
+//! zstd, rg's binary test). Rotated and compressed logs (`train.log.1`,
+//! `rank0.log.2.gz`) are kept. A file named explicitly is always read.
+//!
+//! ```
+//! use cudnnlog::walk::Walk;
+//! let dir = std::env::temp_dir().join(format!("cudnnlog-walk-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(dir.join(".cache")).unwrap();
+//! for name in ["rank0.log", "rank1.log.1.gz", "README.md", "model.safetensors", ".cache/old.log"] {
+//!     std::fs::write(dir.join(name), "NCCL WARN\n").unwrap();
+//! }
+//! let walked = Walk::default().files(&[dir.clone()])?;
+//! let names: Vec<_> = walked.files.iter().map(|p| p.file_name().unwrap().to_str().unwrap()).collect();
+//! assert_eq!(names, ["rank0.log", "rank1.log.1.gz"]);
+//! # std::fs::remove_dir_all(&dir).unwrap();
+//! # Ok::<(), cudnnlog::Error>(())
+//! ```
+
+use crate::source::Compression;
+use crate::Error;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// How directories are walked. The default is rg's: ignore files read,
+/// hidden entries skipped, no depth limit, no globs.
+#[derive(Clone, Debug, Default)]
+pub struct Walk {
+    /// `--glob`s, rg's syntax: a match includes, `!` in front excludes.
+    pub globs: Vec<String>,
+    /// `--max-depth`: 1 is the directory's own files.
+    pub max_depth: Option<usize>,
+    /// `--hidden`: walk hidden entries too.
+    pub hidden: bool,
+    /// `--no-ignore`: ignore files are not read.
+    pub no_ignore: bool,
+}
+
+/// File name endings that are not logs (lower case, matched at the end of
+/// the name once a compression suffix is removed).
+const NOT_LOGS: &[&str] = &[
+    // Checkpoints, tensors, models, data.
+    ".pt",
+    ".pth",
+    ".ckpt",
+    ".safetensors",
+    ".bin",
+    ".npy",
+    ".npz",
+    ".pkl",
+    ".pickle",
+    ".h5",
+    ".hdf5",
+    ".onnx",
+    ".pb",
+    ".tflite",
+    ".engine",
+    ".plan",
+    ".msgpack",
+    ".parquet",
+    ".arrow",
+    ".tfrecord",
+    ".tfrecords",
+    ".index",
+    ".gguf",
+    ".ggml",
+    ".mar",
+    ".nemo",
+    // Images, media, documents.
+    ".png",
+    ".jpg",
+    ".jpeg",
+    ".gif",
+    ".bmp",
+    ".webp",
+    ".svg",
+    ".ico",
+    ".tiff",
+    ".mp4",
+    ".wav",
+    ".mp3",
+    ".pdf",
+    // Archives and binaries.
+    ".zip",
+    ".tar",
+    ".tgz",
+    ".whl",
+    ".egg",
+    ".so",
+    ".o",
+    ".a",
+    ".dll",
+    ".exe",
+    ".pyc",
+    ".nsys-rep",
+    ".qdrep",
+    ".sqlite",
+    ".db",
+    // Source, configuration, documentation, structured records.
+    ".py",
+    ".ipynb",
+    ".sh",
+    ".c",
+    ".cc",
+    ".cpp",
+    ".cu",
+    ".cuh",
+    ".h",
+    ".hpp",
+    ".rs",
+    ".go",
+    ".java",
+    ".js",
+    ".ts",
+    ".css",
+    ".html",
+    ".htm",
+    ".md",
+    ".rst",
+    ".tex",
+    ".json",
+    ".yaml",
+    ".yml",
+    ".toml",
+    ".cfg",
+    ".ini",
+    ".csv",
+    ".tsv",
+    ".lock",
+];
+
+/// Whether a file's name says it is not a log.
+///
+/// ```
+/// use cudnnlog::walk::not_a_log_by_name;
+/// assert!(not_a_log_by_name("model.safetensors") && not_a_log_by_name("README.md"));
+/// assert!(!not_a_log_by_name("rank0.log.2.gz") && !not_a_log_by_name("slurm-8812.out"));
+/// ```
+pub fn not_a_log_by_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    if lower.starts_with("events.out.tfevents.")
+        || matches!(lower.as_str(), ".gitignore" | ".ignore" | ".cudnnlogignore")
+    {
+        return true;
+    }
+    let base = ["gz", "zst", "zstd"]
+        .iter()
+        .find_map(|ext| lower.strip_suffix(&format!(".{ext}")))
+        .unwrap_or(&lower);
+    NOT_LOGS.iter().any(|ext| base.ends_with(ext))
+}
+
+/// Whether a file's first bytes say it is binary: a NUL in the first 8 KiB
+/// of a file that is not gzip or zstd.
+fn binary(path: &Path) -> bool {
+    let mut head = [0u8; 8192];
+    let Ok(mut file) = std::fs::File::open(path) else {
+        // Unreadable: keep it, so the scan says why.
+        return false;
+    };
+    let mut n = 0;
+    while n < head.len() {
+        match file.read(&mut head[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
+    }
+    let head = &head[..n];
+    let compressed = Compression::of(head) != Compression::None;
+    !compressed && memchr::memchr(0, head).is_some()
+}
+
+/// What a walk found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Walked {
+    /// The files to read: each path given that is not a directory, as
+    /// given (a missing one fails when read), then each directory's log
+    /// files, sorted.
+    pub files: Vec<PathBuf>,
+    /// The entries skipped that may surprise: a symlink loop, an
+    /// unreadable directory, a broken link (not the files that are not
+    /// logs).
+    pub skipped: Vec<Skipped>,
+}
+
+/// An entry a walk could not follow.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    /// The entry.
+    pub path: PathBuf,
+    /// Why.
+    pub why: SkipReason,
+}
+
+/// Why a walk skipped an entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SkipReason {
+    /// A link back to a directory above it.
+    Loop,
+    /// A directory or file that cannot be read.
+    Unreadable,
+    /// A link to nothing.
+    BrokenLink,
+}
+
+impl std::fmt::Display for Skipped {
+    /// `logs/a/loop: a symlink loop, skipped`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let why = match self.why {
+            SkipReason::Loop => "a symlink loop",
+            SkipReason::Unreadable => "cannot be read",
+            SkipReason::BrokenLink => "a broken or looping link",
+        };
+        write!(f, "{}: {why}, skipped", self.path.display())
+    }
+}
+
+impl Walk {
+    /// The files of `paths`, in order, directories expanded.
+    pub fn files(&self, paths: &[PathBuf]) -> Result<Walked, Error> {
+        let mut walked = Walked::default();
+        for path in paths {
+            if path.is_dir() {
+                let mut files = walk_dir(path, self, &mut walked.skipped)?;
+                files.sort();
+                walked.files.extend(files);
+            } else {
+                walked.files.push(path.clone());
+            }
+        }
+        Ok(walked)
+    }
+}
+
+fn walk_dir(dir: &Path, walk: &Walk, skipped: &mut Vec<Skipped>) -> Result<Vec<PathBuf>, Error> {
+    let mut overrides = ignore::overrides::OverrideBuilder::new(dir);
+    for g in &walk.globs {
+        overrides.add(g).map_err(|e| Error::Glob {
+            glob: g.clone(),
+            message: e.to_string(),
+        })?;
+    }
+    let overrides = overrides.build().map_err(|e| Error::Glob {
+        glob: walk.globs.join(" "),
+        message: e.to_string(),
+    })?;
+    let mut builder = ignore::WalkBuilder::new(dir);
+    builder
+        .hidden(!walk.hidden)
+        .ignore(!walk.no_ignore)
+        .git_ignore(!walk.no_ignore)
+        .git_exclude(!walk.no_ignore)
+        .git_global(false)
+        .parents(!walk.no_ignore)
+        .require_git(false)
+        .follow_links(true)
+        .max_depth(walk.max_depth)
+        .overrides(overrides);
+    if !walk.no_ignore {
+        builder.add_custom_ignore_filename(".cudnnlogignore");
+    }
+    let mut files = Vec::new();
+    for entry in builder.build() {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(err) => {
+                skipped.push(describe(dir, &err));
+                continue;
+            }
+        };
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            if entry.path_is_symlink() && std::fs::metadata(entry.path()).is_err() {
+                skipped.push(Skipped {
+                    path: entry.path().to_path_buf(),
+                    why: SkipReason::BrokenLink,
+                });
+            }
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy();
+        if not_a_log_by_name(&name) || binary(entry.path()) {
+            continue;
+        }
+        files.push(entry.into_path());
+    }
+    Ok(files)
+}
+
+/// What an error of the walk skipped.
+fn describe(dir: &Path, err: &ignore::Error) -> Skipped {
+    match err {
+        ignore::Error::WithPath { path, err } => Skipped {
+            path: path.clone(),
+            why: match **err {
+                ignore::Error::Loop { .. } => SkipReason::Loop,
+                _ => SkipReason::Unreadable,
+            },
+        },
+        ignore::Error::WithDepth { err, .. } => describe(dir, err),
+        ignore::Error::Loop { child, .. } => Skipped {
+            path: child.clone(),
+            why: SkipReason::Loop,
+        },
+        _ => Skipped {
+            path: dir.to_path_buf(),
+            why: SkipReason::Unreadable,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_that_are_not_logs() {
+        for name in [
+            "model.safetensors",
+            "ckpt-100.pt",
+            "events.out.tfevents.1733.host.12.0",
+            "README.md",
+            "config.json",
+            "train.py",
+            "plot.png",
+            "results.csv.gz",
+        ] {
+            assert!(not_a_log_by_name(name), "{name}");
+        }
+        for name in [
+            "train.log",
+            "train.log.1",
+            "rank0.log.2.gz",
+            "slurm-8812.out",
+            "stderr",
+            "job.err",
+            "worker.txt",
+            "run.jsonl",
+        ] {
+            assert!(!not_a_log_by_name(name), "{name}");
+        }
+    }
+}
