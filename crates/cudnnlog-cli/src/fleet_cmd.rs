@@ -2,7 +2,8 @@
 //! fingerprint. Jobs are scanned on every core; NDJSON prints each verdict
 //! as soon as its job is done, the other formats once all are.
 
-use crate::render::{clip, md, sanitize, Paint};
+use crate::markdown::md;
+use crate::render::{clip, sanitize, Paint};
 use crate::Format;
 use cudnnlog::fleet::{self, FleetDocument, Summary, Triaged, Verdict};
 use cudnnlog::job::Job;

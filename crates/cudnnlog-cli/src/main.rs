@@ -16,6 +16,7 @@ mod fleet_cmd;
 mod follow;
 mod inputs;
 mod json_out;
+mod markdown;
 mod render;
 mod run_cmd;
 mod stream_sink;
@@ -580,7 +581,7 @@ fn scan(args: ScanArgs) -> anyhow::Result<ExitCode> {
             writeln!(out)?;
         }
         Format::Ndjson => write_ndjson(&mut out, &report)?,
-        Format::Markdown => render::markdown(&mut out, &report, scanner.catalog())?,
+        Format::Markdown => markdown::markdown(&mut out, &report, scanner.catalog())?,
         Format::Table => {
             render::table(&mut out, &report, scanner.catalog(), color_on(args.color))?;
         }
