@@ -199,7 +199,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Scan(args) => scan(args),
-        Command::Run { log, cmd } => run(&cmd, log.as_deref()),
+        Command::Run { log, cmd } => run_cmd::main(&cmd, log.as_deref()),
         Command::Explain { id, patterns } => explain(&id, &patterns),
         Command::Patterns(PatternsCommand::List {
             format,
@@ -364,27 +364,6 @@ fn check(dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
-}
-
-fn run(cmd: &[String], keep: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
-    let (code, path) = run_cmd::run(cmd, keep)?;
-    let catalog = load_catalog(&[])?;
-    let scanner = ScannerBuilder::new().build(catalog);
-    let mut sink = FindingsSink::new(scanner.catalog());
-    let info = scanner.scan_path(0, &path, MmapChoice::never(), &mut sink)?;
-    if keep.is_none() {
-        let _ = std::fs::remove_file(&path);
-    }
-    let report = sink.into_report(vec![info]);
-    // The diagnosis goes to standard error: standard output was the job's.
-    let mut err = std::io::stderr().lock();
-    writeln!(
-        err,
-        "\ncudnnlog: the command exited with status {code}; diagnosis:"
-    )?;
-    let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    render::table(&mut err, &report, scanner.catalog(), color)?;
-    Ok(ExitCode::from(code))
 }
 
 fn scan(args: ScanArgs) -> anyhow::Result<ExitCode> {

@@ -3,8 +3,12 @@
 //! is the child's (a signal N becomes 128+N, as shells report it).
 
 use anyhow::Context;
+use cudnnlog::report::FindingsSink;
+use cudnnlog::{MmapChoice, ScannerBuilder};
+use std::io::IsTerminal;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 
@@ -82,4 +86,27 @@ pub fn run(cmd: &[String], log_path: Option<&Path>) -> anyhow::Result<(u8, PathB
         }
     };
     Ok((code.clamp(0, 255) as u8, path))
+}
+
+/// `cudnnlog run`: runs the command, then prints the diagnosis of its
+/// output on standard error; returns the command's exit status.
+pub fn main(cmd: &[String], keep: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let (code, path) = run(cmd, keep)?;
+    let catalog = crate::load_catalog(&[])?;
+    let scanner = ScannerBuilder::new().build(catalog);
+    let mut sink = FindingsSink::new(scanner.catalog());
+    let info = scanner.scan_path(0, &path, MmapChoice::never(), &mut sink)?;
+    if keep.is_none() {
+        let _ = std::fs::remove_file(&path);
+    }
+    let report = sink.into_report(vec![info]);
+    // The diagnosis goes to standard error: standard output was the job's.
+    let mut err = std::io::stderr().lock();
+    writeln!(
+        err,
+        "\ncudnnlog: the command exited with status {code}; diagnosis:"
+    )?;
+    let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    crate::render::table(&mut err, &report, scanner.catalog(), color)?;
+    Ok(ExitCode::from(code))
 }
