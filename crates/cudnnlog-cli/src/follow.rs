@@ -85,14 +85,16 @@ pub fn follow(
         let mut file = std::fs::File::open(path)?;
         file.seek(SeekFrom::Start(from))?;
         let mut bytes = Vec::with_capacity((len - from) as usize);
-        file.take(len - from).read_to_end(&mut bytes)?;
+        (&mut file).take(len - from).read_to_end(&mut bytes)?;
         let Some(last_nl) = memchr_last(&bytes) else {
             std::thread::sleep(POLL);
             continue;
         };
         bytes.truncate(last_nl + 1);
         let mut sink = FindingsSink::new(scanner.catalog());
-        let info = scanner.scan_slice(0, &bytes, &mut sink)?;
+        let mut info = scanner.scan_slice(0, &bytes, &mut sink)?;
+        // A yearless timestamp with no dated line near takes the file's year.
+        info.modified = file.metadata().and_then(|m| m.modified()).ok();
         let report = sink.into_report(vec![info]);
         // Line numbers in the slice are relative to `from`.
         let context_lines = bytes[..(offset - from) as usize]

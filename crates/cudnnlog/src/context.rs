@@ -158,21 +158,75 @@ pub(crate) fn timestamp_before(
             return None;
         }
         let start = memchr::memrchr(b'\n', &hay[..end - 1]).map_or(0, |p| p + 1);
-        let line = &hay[start..end - 1];
-        let line = &line[..line.len().min(256)];
-        let p = if crate::ansi::has_escape(line) {
-            let mut clean = Vec::new();
-            crate::ansi::strip_into(line, &mut clean);
-            crate::prefix::parse_prefix(&clean)
-        } else {
-            crate::prefix::parse_prefix(line)
-        };
+        let p = line_prefix(&hay[start..end - 1]);
         // Another rank's clock says when *it* wrote.
         let other = matches!((p.origin, rank), (Some(crate::prefix::Origin::Rank(r)), Some(want)) if r != want);
         if p.timestamp.is_some() && !other {
             return p.timestamp;
         }
         end = start;
+    }
+    None
+}
+
+/// The prefix of a line (its first 256 bytes, ANSI codes removed).
+fn line_prefix(line: &[u8]) -> crate::prefix::Prefix {
+    let line = &line[..line.len().min(256)];
+    if crate::ansi::has_escape(line) {
+        let mut clean = Vec::new();
+        crate::ansi::strip_into(line, &mut clean);
+        crate::prefix::parse_prefix(&clean)
+    } else {
+        crate::prefix::parse_prefix(line)
+    }
+}
+
+/// The end of the line holding `at` (after its `\n`).
+fn line_end(hay: &[u8], at: usize) -> usize {
+    memchr::memchr(b'\n', &hay[at..]).map_or(hay.len(), |p| at + p + 1)
+}
+
+/// The timestamp of the line nearest to the one starting at `offset` whose
+/// prefix has a valid date with a year (`2026-11-29 19:46:33,316 INFO`),
+/// looking at most 256 lines and `lookback` bytes back and 256 lines and
+/// `lookahead` bytes ahead, nearer lines first (the earlier one on a tie):
+/// where the year of a glog/absl or syslog time comes from.
+pub(crate) fn dated_near(
+    hay: &[u8],
+    offset: usize,
+    lookback: usize,
+    lookahead: usize,
+) -> Option<crate::prefix::Timestamp> {
+    let dated = |line: &[u8]| {
+        line_prefix(line)
+            .timestamp
+            .filter(|t| t.year.is_some() && t.is_valid())
+    };
+    let offset = offset.min(hay.len());
+    let floor = offset.saturating_sub(lookback);
+    let ceiling = offset.saturating_add(lookahead).min(hay.len());
+    // `back` is the end of the next line back (after its `\n`); `ahead`
+    // the start of the next line ahead.
+    let mut back = offset;
+    let mut ahead = line_end(hay, offset);
+    for _ in 0..TIMESTAMP_LOOKBACK {
+        if back > floor && back > 0 {
+            let start = memchr::memrchr(b'\n', &hay[..back - 1]).map_or(0, |p| p + 1);
+            if let Some(t) = dated(&hay[start..back - 1]) {
+                return Some(t);
+            }
+            back = start;
+        }
+        if ahead < ceiling {
+            let end = line_end(hay, ahead);
+            let line = &hay[ahead..end];
+            if let Some(t) = dated(line.strip_suffix(b"\n").unwrap_or(line)) {
+                return Some(t);
+            }
+            ahead = end;
+        } else if back <= floor || back == 0 {
+            return None;
+        }
     }
     None
 }

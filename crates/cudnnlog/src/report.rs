@@ -137,8 +137,19 @@ pub struct Place {
     pub source: usize,
     pub line: u64,
     pub byte: u64,
+    /// The line's time, ISO 8601 (`2026-11-29T19:46:54.456820794`, with
+    /// `Z` or `±HH:MM` when the log wrote a zone): see
+    /// [`Timestamp::iso`](crate::prefix::Timestamp::iso).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<String>,
+    /// When the line's time has no year and none could be inferred (bytes
+    /// from memory or a pipe, no dated line near): `--11-29T19:46:54.456820`,
+    /// and no `timestamp`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub yearless_timestamp: Option<String>,
+    /// For a dmesg line: seconds since boot, as written (`4821.553190`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uptime: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -256,6 +267,29 @@ pub struct FindingsSink<'c> {
     templates: Templates,
 }
 
+/// Lookups for a year in a row that find no dated line before a window is
+/// taken to have none (a glog-only log; each lookup reads up to 512 lines):
+/// from then on one lookup in this many is made, until one finds a year.
+const YEAR_MISSES: u32 = 64;
+
+/// Fills in the year of `loc`'s timestamp from a dated line of the window
+/// near it, unless the window has shown it has none (`missed`: lookups in a
+/// row that found none).
+fn fill_year(missed: &mut u32, w: &Window<'_>, loc: &mut Location) {
+    let Some(t) = loc.timestamp.filter(|t| t.needs_year()) else {
+        return;
+    };
+    *missed = missed.saturating_add(1);
+    if *missed > YEAR_MISSES && *missed % YEAR_MISSES != 0 {
+        return;
+    }
+    let t = w.with_year(loc.byte, t);
+    if !t.needs_year() {
+        *missed = 0;
+    }
+    loc.timestamp = Some(t);
+}
+
 impl<'c> FindingsSink<'c> {
     /// An empty aggregator for matches of `catalog`'s patterns.
     pub fn new(catalog: &'c Catalog) -> FindingsSink<'c> {
@@ -268,8 +302,9 @@ impl<'c> FindingsSink<'c> {
     }
 
     /// Builds the report for the sources scanned into this sink.
-    pub fn into_report(self, sources: Vec<SourceInfo>) -> Report {
+    pub fn into_report(mut self, sources: Vec<SourceInfo>) -> Report {
         let catalog = self.catalog;
+        self.years_from_files(&sources);
         let (findings, templates) = self.split(sources.len());
         let (dx, env) = diagnose_owned(findings, catalog);
         let unclassified = templates
@@ -299,6 +334,21 @@ impl<'c> FindingsSink<'c> {
 }
 
 impl FindingsSink<'_> {
+    /// Times still without a year (no dated line near them) take it from
+    /// their file's modification time, where it is known.
+    fn years_from_files(&mut self, sources: &[SourceInfo]) {
+        let modified = |s: usize| sources.get(s).and_then(|s| s.modified);
+        let accs = self
+            .accs
+            .iter_mut()
+            .flat_map(|a| [&mut a.first, &mut a.last]);
+        for loc in accs.chain(self.templates.places_mut()) {
+            if let (Some(t), Some(m)) = (loc.timestamp, modified(loc.source)) {
+                loc.timestamp = Some(t.with_year_before(m));
+            }
+        }
+    }
+
     /// The findings this sink grouped, not yet diagnosed: the input of
     /// [`diagnose`](crate::diagnose::diagnose), for `sources` sources.
     ///
@@ -542,6 +592,7 @@ impl Sink for FindingsSink<'_> {
 
     fn window_end(&mut self, w: &Window<'_>) -> Result<(), crate::Error> {
         let rules = self.catalog.evidence_rules();
+        let mut year_misses = 0;
         for a in &mut self.accs {
             // A distributed failure: read what the log says of each rank.
             let distributed = a.class.starts_with("nccl.") || a.class.starts_with("dist.");
@@ -569,12 +620,20 @@ impl Sink for FindingsSink<'_> {
                     if loc.timestamp.is_none() {
                         loc.timestamp = w.timestamp_before_of(event, loc.rank);
                     }
+                    fill_year(&mut year_misses, w, loc);
                 }
             }
             if let Some((loc, event, progress)) = a.per_source.get_mut(&w.source()) {
                 if progress.is_none() && w.contains(*event) {
                     *progress = Some(w.progress_before_of(*event, loc.rank));
                 }
+            }
+        }
+        // glog/absl and syslog times have no year: take it from a dated
+        // line nearby while the bytes are here.
+        for loc in self.templates.places_mut() {
+            if loc.source == w.source() && w.contains(loc.byte) {
+                fill_year(&mut year_misses, w, loc);
             }
         }
         Ok(())

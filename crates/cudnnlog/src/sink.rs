@@ -152,6 +152,22 @@ impl Window<'_> {
         crate::context::timestamp_before(self.hay, (byte - self.base) as usize, self.lookback, rank)
     }
 
+    /// `ts`, the timestamp of the line at the absolute byte offset `byte`,
+    /// with its year filled in from the nearest line of the window that
+    /// has a full date (at most 256 lines and the scanner's context either
+    /// side): glog/absl and syslog headers print no year. Unchanged when it
+    /// has a year, or no dated line is near.
+    pub fn with_year(&self, byte: u64, ts: Timestamp) -> Timestamp {
+        if !ts.needs_year() || !self.contains(byte) {
+            return ts;
+        }
+        let at = (byte - self.base) as usize;
+        match crate::context::dated_near(self.hay, at, self.lookback, self.lookahead) {
+            Some(reference) => ts.with_year_near(&reference),
+            None => ts,
+        }
+    }
+
     /// The training progress (step, epoch) the log reported last before the
     /// absolute byte offset `byte`; empty when the offset is outside the
     /// window or no marker is found within the scanner's `context_before`

@@ -86,6 +86,18 @@ pub struct SourceInfo {
     pub bytes: u64,
     /// Lines read (a last line without `\n` counts).
     pub lines: u64,
+    /// When the file was last written, for a regular file read by path:
+    /// where the year of glog/absl and syslog times comes from when no
+    /// dated line is near them. Not part of the JSON report (it would make
+    /// reports of the same bytes differ).
+    #[serde(skip)]
+    pub modified: Option<std::time::SystemTime>,
+}
+
+/// The modification time of a regular file.
+pub(crate) fn modified(path: &Path) -> Option<std::time::SystemTime> {
+    let meta = std::fs::metadata(path).ok()?;
+    meta.is_file().then(|| meta.modified().ok()).flatten()
 }
 
 /// The compression of a stream, told by its first bytes (not its name: a

@@ -194,6 +194,14 @@ impl Templates {
         }
     }
 
+    /// The first and last location of every template, to complete their
+    /// timestamps.
+    pub(crate) fn places_mut(&mut self) -> impl Iterator<Item = &mut Location> {
+        self.templates
+            .iter_mut()
+            .flat_map(|t| [&mut t.first, &mut t.last].into_iter().flatten())
+    }
+
     /// All templates, most frequent first (ties: first seen first).
     pub fn templates(&self) -> Vec<&Template> {
         let mut all: Vec<&Template> = self.templates.iter().collect();

@@ -14,7 +14,6 @@ use nom::{
     sequence::{delimited, pair, preceded, terminated, tuple},
     IResult,
 };
-use std::fmt;
 
 /// How a line names the process that wrote it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -50,42 +49,6 @@ impl Level {
             b'V' | b'T' => Level::Trace,
             _ => return None,
         })
-    }
-}
-
-/// A point in time as a log line shows it; fields the format lacks are absent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct Timestamp {
-    /// Missing in glog headers, which print month and day only.
-    pub year: Option<u16>,
-    pub month: u8,
-    pub day: u8,
-    pub hour: u8,
-    pub minute: u8,
-    pub second: u8,
-    /// Fractional seconds as written: value and number of digits.
-    pub frac: Option<(u64, u8)>,
-    /// Seconds since boot, for dmesg lines (`[ 4821.553190]`); the calendar
-    /// fields are zero then.
-    pub uptime: Option<(u64, u64, u8)>,
-}
-
-impl fmt::Display for Timestamp {
-    /// ISO 8601: `2026-11-29T19:41:10.166`, `--11-29T19:46:54.456820` when
-    /// the year is unknown, `+4821.553190s` for a dmesg uptime.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some((secs, frac, digits)) = self.uptime {
-            return write!(f, "+{secs}.{frac:0width$}s", width = digits as usize);
-        }
-        match self.year {
-            Some(y) => write!(f, "{y:04}-{:02}-{:02}", self.month, self.day)?,
-            None => write!(f, "--{:02}-{:02}", self.month, self.day)?,
-        }
-        write!(f, "T{:02}:{:02}:{:02}", self.hour, self.minute, self.second)?;
-        if let Some((v, d)) = self.frac {
-            write!(f, ".{v:0width$}", width = d as usize)?;
-        }
-        Ok(())
     }
 }
 
@@ -278,6 +241,7 @@ mod time;
 
 use tags::*;
 use time::*;
+pub use time::{Timestamp, Zone};
 
 #[cfg(test)]
 mod tests {

@@ -1,7 +1,279 @@
 //! When and how loud: timestamps (ISO, glog/absl, TensorFlow, syslog,
 //! dmesg) and log-level words.
+//!
+//! A [`Timestamp`] is what a line's prefix wrote. glog/absl and syslog
+//! headers have no year: [`Timestamp::with_year_near`] takes it from a dated
+//! line of the same log, [`Timestamp::with_year_before`] from the time the
+//! file was last written. [`Timestamp::iso`] gives the ISO 8601 text that
+//! reports carry, only for a valid calendar date with a year.
 
 use super::*;
+use std::fmt;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// A zone designator, as the log wrote it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Zone {
+    /// `Z`.
+    Utc,
+    /// `+05:30`, `-0800`, `+00:00`: minutes east of UTC.
+    Offset(i16),
+}
+
+/// A point in time as a log line shows it; fields the format lacks are absent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Timestamp {
+    /// Missing in glog/absl and syslog headers, which print month and day
+    /// only, until a reader fills it in ([`Timestamp::with_year_near`],
+    /// [`Timestamp::with_year_before`]).
+    pub year: Option<u16>,
+    pub month: u8,
+    pub day: u8,
+    pub hour: u8,
+    pub minute: u8,
+    pub second: u8,
+    /// Fractional seconds as written: value and number of digits.
+    pub frac: Option<(u64, u8)>,
+    /// The zone designator, when the line has one (`Z`, `+00:00`); without
+    /// it the time is the writer's local time.
+    pub zone: Option<Zone>,
+    /// Seconds since boot, for dmesg lines (`[ 4821.553190]`); the calendar
+    /// fields are zero then.
+    pub uptime: Option<(u64, u64, u8)>,
+}
+
+impl fmt::Display for Timestamp {
+    /// ISO 8601: `2026-11-29T19:41:10.166`, `2026-11-29T19:41:10.166Z`;
+    /// `--11-29T19:46:54.456820` when the year is unknown, `+4821.553190s`
+    /// for a dmesg uptime. Not checked: see [`Timestamp::iso`] for text a
+    /// date parser is sure to accept.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some((secs, frac, digits)) = self.uptime {
+            return write!(f, "+{secs}.{frac:0width$}s", width = digits as usize);
+        }
+        match self.year {
+            Some(y) => write!(f, "{y:04}-{:02}-{:02}", self.month, self.day)?,
+            None => write!(f, "--{:02}-{:02}", self.month, self.day)?,
+        }
+        write!(f, "T{:02}:{:02}:{:02}", self.hour, self.minute, self.second)?;
+        if let Some((v, d)) = self.frac {
+            write!(f, ".{v:0width$}", width = d as usize)?;
+        }
+        match self.zone {
+            None => Ok(()),
+            Some(Zone::Utc) => f.write_str("Z"),
+            Some(Zone::Offset(m)) => {
+                let sign = if m < 0 { '-' } else { '+' };
+                let m = m.unsigned_abs();
+                write!(f, "{sign}{:02}:{:02}", m / 60, m % 60)
+            }
+        }
+    }
+}
+
+/// Slack for the time zone of a log's clock when its year is taken from a
+/// file's modification time (a UTC instant): a local wall clock is at most
+/// 14 hours ahead of UTC.
+const ZONE_SLACK_SECS: i64 = 24 * 3600;
+
+impl Timestamp {
+    /// True for a calendar time (not a dmesg uptime).
+    pub fn is_calendar(&self) -> bool {
+        self.uptime.is_none()
+    }
+
+    /// True for a calendar time whose year the line did not write and no
+    /// reader has filled in yet.
+    pub fn needs_year(&self) -> bool {
+        self.is_calendar() && self.year.is_none()
+    }
+
+    /// True when the fields make a real time of day, a real month and a
+    /// day that month can have (29 February in a leap year only; with the
+    /// year unknown, 29 February counts), and the zone is a real offset
+    /// (under 24 hours). A leap second (`:60`) is not valid: most date
+    /// parsers refuse it.
+    pub fn is_valid(&self) -> bool {
+        let day_ok = match self.year {
+            Some(y) => self.day >= 1 && self.day <= days_in_month(y.into(), self.month),
+            None => self.day >= 1 && self.day <= days_in_month(2000, self.month),
+        };
+        let zone_ok = match self.zone {
+            Some(Zone::Offset(m)) => m.unsigned_abs() < 24 * 60,
+            _ => true,
+        };
+        self.is_calendar()
+            && (1..=12).contains(&self.month)
+            && day_ok
+            && self.hour < 24
+            && self.minute < 60
+            && self.second < 60
+            && zone_ok
+    }
+
+    /// The timestamp as reports carry it: ISO 8601 / RFC 3339
+    /// `YYYY-MM-DDTHH:MM:SS`, then the fraction as the log wrote it (`.` for
+    /// a `,`), then the zone if the log wrote one (`Z` or `±HH:MM`). `None`
+    /// for a dmesg uptime, a time whose year is unknown, and fields that are
+    /// not a valid date ([`Timestamp::is_valid`]).
+    ///
+    /// ```
+    /// use cudnnlog::prefix::parse_prefix;
+    /// let ts = |l: &str| parse_prefix(l.as_bytes()).timestamp.unwrap();
+    /// assert_eq!(ts("2026-11-29 19:41:10,166 INFO x").iso().as_deref(), Some("2026-11-29T19:41:10.166"));
+    /// assert_eq!(ts("2026-11-29T19:41:10+0100 x").iso().as_deref(), Some("2026-11-29T19:41:10+01:00"));
+    /// assert_eq!(ts("E1129 19:46:54.456820794 1 f.cc:1] x").iso(), None);
+    /// ```
+    pub fn iso(&self) -> Option<String> {
+        (self.year.is_some() && self.is_valid()).then(|| self.to_string())
+    }
+
+    /// A calendar time with no year, as ISO 8601:2000's truncated form
+    /// `--MM-DDTHH:MM:SS[.f]`; `None` when the year is known, for an uptime
+    /// and for invalid fields.
+    pub fn yearless(&self) -> Option<String> {
+        (self.year.is_none() && self.is_valid()).then(|| self.to_string())
+    }
+
+    /// A dmesg uptime as seconds written in decimal (`4821.553190`).
+    pub fn uptime_secs(&self) -> Option<String> {
+        self.uptime
+            .map(|(s, f, d)| format!("{s}.{f:0width$}", width = d as usize))
+    }
+
+    /// The same wall-clock time in year `year`, if that makes a valid date.
+    fn in_year(&self, year: i64) -> Option<Timestamp> {
+        let year = u16::try_from(year)
+            .ok()
+            .filter(|y| (1..=9999).contains(y))?;
+        let t = Timestamp {
+            year: Some(year),
+            ..*self
+        };
+        t.is_valid().then_some(t)
+    }
+
+    /// Seconds since 1970 of the wall-clock fields, zone ignored (both
+    /// sides of a comparison are read the same way).
+    fn wall_secs(&self) -> Option<i64> {
+        let y = i64::from(self.year?);
+        let days = days_from_civil(y, self.month.into(), self.day.into());
+        Some(
+            days * 86400
+                + i64::from(self.hour) * 3600
+                + i64::from(self.minute) * 60
+                + i64::from(self.second),
+        )
+    }
+
+    /// A yearless time given the year that puts it nearest to `reference`,
+    /// a dated timestamp of the same log (the year before or after it when
+    /// the log crosses New Year: `12-31T23:59` near `2027-01-01T00:00` is
+    /// in 2026). Unchanged when it has a year, when `reference` has none,
+    /// and when no year near the reference makes a valid date (29 February).
+    ///
+    /// ```
+    /// use cudnnlog::prefix::Timestamp;
+    /// let t = |y, mo, d| Timestamp { year: y, month: mo, day: d, hour: 12, ..Timestamp::default() };
+    /// assert_eq!(t(None, 11, 29).with_year_near(&t(Some(2026), 11, 29)).year, Some(2026));
+    /// assert_eq!(t(None, 12, 31).with_year_near(&t(Some(2027), 1, 1)).year, Some(2026));
+    /// assert_eq!(t(None, 1, 1).with_year_near(&t(Some(2026), 12, 31)).year, Some(2027));
+    /// assert_eq!(t(None, 2, 29).with_year_near(&t(Some(2026), 3, 1)).year, None);
+    /// ```
+    pub fn with_year_near(self, reference: &Timestamp) -> Timestamp {
+        let (Some(ry), Some(r)) = (reference.year, reference.wall_secs()) else {
+            return self;
+        };
+        if !self.needs_year() || !reference.is_valid() {
+            return self;
+        }
+        let ry = i64::from(ry);
+        [ry, ry - 1, ry + 1]
+            .into_iter()
+            .filter_map(|y| self.in_year(y))
+            .min_by_key(|t| t.wall_secs().map_or(i64::MAX, |s| (s - r).abs()))
+            .unwrap_or(self)
+    }
+
+    /// A yearless time given the latest year that does not put it after
+    /// `modified`, the time its file was last written (as syslog readers
+    /// do: a `Dec 31` line in a file written on 2 January is from the year
+    /// before), give or take a day for the zone of the log's clock.
+    /// Unchanged when it has a year.
+    ///
+    /// ```
+    /// use cudnnlog::prefix::Timestamp;
+    /// use std::time::{Duration, UNIX_EPOCH};
+    /// let t = |mo, d| Timestamp { month: mo, day: d, hour: 12, ..Timestamp::default() };
+    /// let jan_2_2027 = UNIX_EPOCH + Duration::from_secs(1_798_761_600 + 86_400);
+    /// assert_eq!(t(1, 1).with_year_before(jan_2_2027).year, Some(2027));
+    /// assert_eq!(t(12, 31).with_year_before(jan_2_2027).year, Some(2026));
+    /// ```
+    pub fn with_year_before(self, modified: SystemTime) -> Timestamp {
+        if !self.needs_year() {
+            return self;
+        }
+        let m = match modified.duration_since(UNIX_EPOCH) {
+            Ok(d) => i64::try_from(d.as_secs()).unwrap_or(i64::MAX / 2),
+            Err(e) => -i64::try_from(e.duration().as_secs()).unwrap_or(i64::MAX / 2),
+        };
+        let my = civil_from_days(m.div_euclid(86400)).0;
+        // The latest year not after the file; 29 February may go back a
+        // few years to a leap year.
+        ((my - 8)..=(my + 1))
+            .rev()
+            .filter_map(|y| self.in_year(y))
+            .find(|t| t.wall_secs().is_some_and(|s| s <= m + ZONE_SLACK_SECS))
+            .unwrap_or(self)
+    }
+}
+
+fn is_leap(y: i64) -> bool {
+    (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
+}
+
+fn days_in_month(y: i64, m: u8) -> u8 {
+    match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if is_leap(y) => 29,
+        2 => 28,
+        _ => 0,
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
+/// algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The date of a day since 1970-01-01: (year, month, day).
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (
+        if m <= 2 {
+            yoe + era * 400 + 1
+        } else {
+            yoe + era * 400
+        },
+        m,
+        d,
+    )
+}
 
 /// Hours, minutes, seconds and an optional fraction.
 type Hms = (u32, u32, u32, Option<(u64, u8)>);
@@ -29,17 +301,22 @@ pub(super) fn make_ts(y: Option<u32>, mo: u32, d: u32, t: Hms) -> Timestamp {
         minute: t.1 as u8,
         second: t.2 as u8,
         frac: t.3,
+        zone: None,
         uptime: None,
     }
 }
 
 /// `2026-11-29 19:41:10,166`, `2026-11-29T19:41:10.166Z`, with an optional
-/// zone offset.
+/// zone: `Z`, `+05:30`, `-0800`.
 pub(super) fn iso(i: &[u8]) -> Res<'_, Timestamp> {
-    let zone = alt((
-        recognize(char('Z')),
-        recognize(tuple((one_of("+-"), num_n(2), opt(char(':')), num_n(2)))),
-    ));
+    let offset = map(
+        tuple((one_of("+-"), num_n(2), opt(char(':')), num_n(2))),
+        |(sign, h, _, m)| {
+            let m = (h * 60 + m).min(i16::MAX as u32) as i16;
+            Zone::Offset(if sign == '-' { -m } else { m })
+        },
+    );
+    let zone = alt((map(char('Z'), |_| Zone::Utc), offset));
     map(
         tuple((
             num_n(4),
@@ -51,7 +328,10 @@ pub(super) fn iso(i: &[u8]) -> Res<'_, Timestamp> {
             hms,
             opt(zone),
         )),
-        |(y, _, mo, _, d, _, t, _)| make_ts(Some(y), mo, d, t),
+        |(y, _, mo, _, d, _, t, zone)| Timestamp {
+            zone,
+            ..make_ts(Some(y), mo, d, t)
+        },
     )(i)
 }
 
@@ -218,4 +498,146 @@ pub(super) fn level_word(i: &[u8]) -> Res<'_, Level> {
     ))(r)?;
     let (r, _) = opt(pair(tag("- "), spaces))(r)?;
     Ok((r, lvl))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ts(line: &str) -> Timestamp {
+        parse_prefix(line.as_bytes()).timestamp.unwrap()
+    }
+
+    #[test]
+    fn zones_are_kept_as_written() {
+        let t = ts("2026-11-29T19:41:10.166Z ERROR boom");
+        assert_eq!(t.zone, Some(Zone::Utc));
+        assert_eq!(t.iso().as_deref(), Some("2026-11-29T19:41:10.166Z"));
+        let t = ts("2026-11-29 19:41:10,166+00:00 boom");
+        assert_eq!(t.iso().as_deref(), Some("2026-11-29T19:41:10.166+00:00"));
+        let t = ts("2026-11-29T19:41:10-0800 boom");
+        assert_eq!(t.zone, Some(Zone::Offset(-480)));
+        assert_eq!(t.iso().as_deref(), Some("2026-11-29T19:41:10-08:00"));
+        let t = ts("[2026-11-29T19:41:10+05:30] boom");
+        assert_eq!(t.iso().as_deref(), Some("2026-11-29T19:41:10+05:30"));
+        assert_eq!(
+            ts("2026-11-29 19:41:10 INFO x").iso().as_deref(),
+            Some("2026-11-29T19:41:10")
+        );
+    }
+
+    #[test]
+    fn only_valid_dates_are_iso() {
+        // Parsed as prefixes (the body starts after them), but no date.
+        for line in [
+            "2026-13-01 10:00:00 x",
+            "2026-02-29 10:00:00 x",
+            "2026-04-31 10:00:00 x",
+            "2026-11-29 24:00:00 x",
+            "2026-11-29 23:59:60 x",
+            "2026-11-29T10:00:00+2400 x",
+        ] {
+            let t = ts(line);
+            assert_eq!((t.iso(), t.yearless()), (None, None), "{line}");
+        }
+        assert!(ts("2028-02-29 10:00:00 x").iso().is_some());
+        // Yearless: 29 February may be valid; 30 February never.
+        let leap = ts("E0229 10:00:00.000001 1 f.cc:1] x");
+        assert_eq!(leap.yearless().as_deref(), Some("--02-29T10:00:00.000001"));
+        assert_eq!(leap.iso(), None);
+        assert_eq!(ts("E0230 10:00:00.000001 1 f.cc:1] x").yearless(), None);
+        let up = ts("[ 4821.553190] NVRM: Xid");
+        assert_eq!((up.iso(), up.yearless()), (None, None));
+        assert_eq!(up.uptime_secs().as_deref(), Some("4821.553190"));
+    }
+
+    #[test]
+    fn years_from_a_dated_line() {
+        let glog = ts("E1129 19:46:54.456820794 1 f.cc:1] x");
+        let near = ts("2026-11-29 19:46:33,316 INFO x");
+        let t = glog.with_year_near(&near);
+        assert_eq!(t.iso().as_deref(), Some("2026-11-29T19:46:54.456820794"));
+        // Across New Year, both ways.
+        let eve = ts("W1231 23:59:59.000000 1 f.cc:1] x");
+        assert_eq!(
+            eve.with_year_near(&ts("2027-01-01 00:00:01 x")).year,
+            Some(2026)
+        );
+        let day = ts("W0101 00:00:01.000000 1 f.cc:1] x");
+        assert_eq!(
+            day.with_year_near(&ts("2026-12-31 23:59:59 x")).year,
+            Some(2027)
+        );
+        // A dated time keeps its year; an uptime stays an uptime.
+        let dated = ts("2025-06-14 03:12:13 x");
+        assert_eq!(dated.with_year_near(&near), dated);
+        let up = ts("[ 4821.553190] x");
+        assert_eq!(up.with_year_near(&near), up);
+        // A reference that is not a valid date is no reference.
+        assert_eq!(glog.with_year_near(&ts("2026-13-29 19:46:33 x")), glog);
+        // The zone of the reference does not change the line's own.
+        assert_eq!(
+            glog.with_year_near(&ts("2026-11-29T19:46:33Z x")).zone,
+            None
+        );
+    }
+
+    #[test]
+    fn years_from_a_modification_time() {
+        let at = |y, mo, d, h: i64| {
+            let days = days_from_civil(y, mo, d);
+            UNIX_EPOCH + std::time::Duration::from_secs((days * 86400 + h * 3600) as u64)
+        };
+        let glog = |s: &str| ts(&format!("E{s} 1 f.cc:1] x"));
+        let written = at(2027, 1, 2, 9);
+        assert_eq!(
+            glog("0101 10:00:00.0").with_year_before(written).year,
+            Some(2027)
+        );
+        assert_eq!(
+            glog("1231 23:00:00.0").with_year_before(written).year,
+            Some(2026)
+        );
+        assert_eq!(
+            glog("0102 09:00:00.0").with_year_before(written).year,
+            Some(2027)
+        );
+        // A clock up to a day ahead of UTC is not next year's, nor last
+        // year's; beyond that it is last year's.
+        assert_eq!(
+            glog("0102 20:00:00.0").with_year_before(written).year,
+            Some(2027)
+        );
+        assert_eq!(
+            glog("0104 10:00:00.0").with_year_before(written).year,
+            Some(2026)
+        );
+        // Written at 15:00 UTC on 31 December by a clock 9 hours ahead.
+        let eve = at(2026, 12, 31, 15);
+        assert_eq!(
+            glog("0101 00:30:00.0").with_year_before(eve).year,
+            Some(2027)
+        );
+        // 29 February: the last leap year.
+        assert_eq!(
+            glog("0229 10:00:00.0").with_year_before(written).year,
+            Some(2024)
+        );
+        let syslog = ts("Nov 29 19:41:10 node-7 kernel: NVRM: Xid");
+        assert_eq!(
+            syslog.with_year_before(written).iso().as_deref(),
+            Some("2026-11-29T19:41:10")
+        );
+    }
+
+    #[test]
+    fn civil_days_round_trip() {
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(days_from_civil(2027, 1, 1), 1_798_761_600 / 86400);
+        for z in (-800_000..800_000).step_by(97) {
+            let (y, m, d) = civil_from_days(z);
+            assert_eq!(days_from_civil(y, m, d), z);
+            assert!((1..=12).contains(&m) && d >= 1 && d <= i64::from(days_in_month(y, m as u8)));
+        }
+    }
 }

@@ -292,10 +292,12 @@ impl Scanner {
         sink: &mut S,
     ) -> Result<SourceInfo, S::Error> {
         let name = path.display().to_string();
-        match open(path, mmap)? {
+        let mut info = match open(path, mmap)? {
             Opened::Mapped(map) => self.scan_slice_named(source, &name, &map, sink),
             Opened::Stream(reader, _) => self.scan_reader(source, &name, reader, sink),
-        }
+        }?;
+        info.modified = crate::source::modified(path);
+        Ok(info)
     }
 
     /// Like [`scan_path`](Scanner::scan_path), but a mapped file is scanned
@@ -310,17 +312,19 @@ impl Scanner {
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<SourceInfo, S::Error> {
         let name = path.display().to_string();
-        match open(path, mmap)? {
+        let mut info = match open(path, mmap)? {
             Opened::Mapped(map) => {
                 let mut info = self.scan_slice_parallel(source, &map, sink, progress)?;
                 info.path = name;
-                Ok(info)
+                info
             }
             Opened::Stream(reader, read) => {
                 let done = || progress(read.load(std::sync::atomic::Ordering::Relaxed));
-                self.scan_stream(source, &name, reader, sink, &done)
+                self.scan_stream(source, &name, reader, sink, &done)?
             }
-        }
+        };
+        info.modified = crate::source::modified(path);
+        Ok(info)
     }
 
     /// Scans bytes already in memory.
@@ -347,6 +351,7 @@ impl Scanner {
             path: name.to_string(),
             bytes: bytes.len() as u64,
             lines,
+            modified: None,
         })
     }
 

@@ -161,6 +161,7 @@ impl Scanner {
             path: "<memory>".to_string(),
             bytes: bytes.len() as u64,
             lines,
+            modified: None,
         })
     }
 }

@@ -74,6 +74,7 @@ impl Scanner {
                     path: name.to_string(),
                     bytes: st.base + now.buf.len() as u64,
                     lines,
+                    modified: None,
                 });
             }
             // What later windows need of this one: the context before, and
