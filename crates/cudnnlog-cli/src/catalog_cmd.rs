@@ -33,18 +33,93 @@ pub fn explain(catalog: &Catalog, id: &str) -> Option<String> {
     Some(sanitize(&out))
 }
 
-/// Ids close to `id`, to suggest when it is unknown.
+/// Ids close to `id`, to suggest when it is unknown: classes, causes and
+/// patterns whose id contains its last part, or is within a small edit
+/// distance of it (a typo), closest first.
 pub fn similar_ids(catalog: &Catalog, id: &str) -> Vec<String> {
     let needle = id.to_ascii_lowercase();
     let key = needle.rsplit(['.', '-', '_']).next().unwrap_or(&needle);
+    // Classes and causes first: they are what people look up.
     let all = catalog
         .classes()
         .iter()
-        .map(|c| c.id.as_str())
-        .chain(catalog.causes().iter().map(|c| c.id.as_str()));
-    all.filter(|c| !key.is_empty() && c.contains(key))
-        .map(str::to_string)
+        .map(|c| (c.id.as_str(), 0.05))
+        .chain(catalog.causes().iter().map(|c| (c.id.as_str(), 0.05)))
+        .chain(catalog.patterns().iter().map(|p| (p.id.as_str(), 0.0)));
+    let mut scored: Vec<(f64, &str)> = all
+        .filter_map(|(c, bias)| {
+            let typo = strsim::jaro_winkler(&needle, c);
+            // An id that holds the word: the shorter, the closer.
+            let contains = key.len() >= 3 && c.contains(key);
+            let score = if contains {
+                typo.max(0.88) + key.len() as f64 / c.len() as f64 / 10.0
+            } else {
+                typo
+            };
+            (score >= 0.88).then_some((score + bias, c))
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored
+        .into_iter()
+        .take(5)
+        .map(|(_, c)| c.to_string())
         .collect()
+}
+
+/// A class, cause or pattern as a JSON object (`explain --format json`).
+pub fn explain_json(catalog: &Catalog, id: &str) -> Option<serde_json::Value> {
+    use serde_json::json;
+    if let Some(class) = catalog.class(id) {
+        let patterns = class_patterns(catalog, id);
+        let causes: Vec<serde_json::Value> = class_causes(&patterns)
+            .into_iter()
+            .map(|(cid, prior)| {
+                let title = catalog.cause(&cid).map(|c| c.title.clone());
+                json!({"id": cid, "prior": prior, "title": title})
+            })
+            .collect();
+        let listed: Vec<serde_json::Value> = patterns
+            .iter()
+            .map(|p| json!({"id": p.id, "summary": p.summary, "why": p.doc.why, "stability": p.stability}))
+            .collect();
+        let example = patterns
+            .iter()
+            .find_map(|p| p.examples.first())
+            .map(|e| e.log.clone());
+        return Some(json!({
+            "kind": "class", "id": class.id, "title": class.title, "family": class.family,
+            "summary": class.summary, "causes": causes, "patterns": listed, "example": example,
+        }));
+    }
+    if let Some(cause) = catalog.cause(id) {
+        let suspected: Vec<serde_json::Value> = catalog
+            .patterns()
+            .iter()
+            .filter_map(|p| {
+                let c = p.causes.iter().find(|c| c.id == id)?;
+                Some(json!({"pattern": p.id, "class": p.class, "prior": c.prior}))
+            })
+            .collect();
+        return Some(json!({
+            "kind": "cause", "id": cause.id, "title": cause.title, "what": cause.what,
+            "remediations": cause.remediations, "patterns": suspected,
+        }));
+    }
+    let p = catalog.pattern(id)?;
+    let causes: Vec<serde_json::Value> = p
+        .causes
+        .iter()
+        .map(|c| json!({"id": c.id, "prior": c.prior}))
+        .collect();
+    let examples: Vec<&str> = p.examples.iter().map(|e| e.log.as_str()).collect();
+    Some(json!({
+        "kind": "pattern", "id": p.id, "class": p.class, "severity": p.severity,
+        "stability": p.stability, "summary": p.summary, "what": p.doc.what, "why": p.doc.why,
+        "anchors": p.anchors, "causes": causes, "remediations": p.remediations,
+        "examples": examples, "file": p.file,
+    }))
 }
 
 fn wrap(out: &mut String, indent: &str, text: &str) {

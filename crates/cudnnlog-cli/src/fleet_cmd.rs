@@ -2,19 +2,19 @@
 //! fingerprint. Jobs are scanned on every core; NDJSON prints each verdict
 //! as soon as its job is done, the other formats once all are.
 
-use crate::markdown::md;
-use crate::render::{clip, sanitize, Paint};
-use crate::Format;
+use crate::args::Format;
+use crate::markdown::{code_span, md};
+use crate::render::{clip, sanitize, Paint, Style};
+use crate::term::columns;
 use cudnnlog::fleet::{self, FleetDocument, Summary, Triaged, Verdict};
 use cudnnlog::job::Job;
 use cudnnlog::report::Outcome;
 use cudnnlog::{MmapChoice, Scanner};
 use std::io::{IsTerminal, Write};
-use tabled::settings::Style;
-use tabled::{Table, Tabled};
+use tabled::settings::Style as TableStyle;
 
-/// Widest job name in the table, in characters.
-const TABLE_JOB: usize = 48;
+/// Columns from which the table has room for each job's cause.
+const WIDE: usize = 120;
 /// Widest cause or message in the table.
 const TABLE_TEXT: usize = 56;
 /// Groups shown in the table's summary; JSON carries them all.
@@ -30,13 +30,15 @@ pub struct Done {
     pub any_finding: bool,
 }
 
-/// Scans `jobs` and writes their verdicts and summary to standard output.
+/// Scans `jobs` and writes their verdicts and summary to standard output
+/// (nothing when `quiet`). A reader that goes away (`| head`) stops the
+/// scan; the verdicts so far decide the exit status.
 pub fn run(
     scanner: &Scanner,
     jobs: &[Job],
     mmap: MmapChoice,
     format: Format,
-    color: bool,
+    style: &Style,
     quiet: bool,
 ) -> anyhow::Result<Done> {
     let stdout = std::io::stdout();
@@ -55,23 +57,32 @@ pub fn run(
     let mut kept: Vec<Option<Triaged>> = vec![None; jobs.len()];
     let mut any_finding = false;
     let mut failure: Option<anyhow::Error> = None;
+    let mut closed = false;
     fleet::triage(scanner, jobs, mmap, |i, done| {
         if let Some(bar) = &bar {
             bar.inc(1);
         }
         summary.add(&done.verdict);
         any_finding |= done.verdict.findings > 0;
-        if failure.is_some() {
-            return;
+        if quiet {
+            return true;
         }
         match format {
-            Format::Ndjson => {
-                if let Err(e) = write_verdict(&mut out, &done.verdict) {
-                    failure = Some(e);
+            Format::Ndjson => match write_verdict(&mut out, &done.verdict) {
+                Err(e) if crate::is_broken_pipe(&e) => {
+                    // Nobody reads on: stop, the findings so far decide.
+                    closed = true;
+                    return false;
                 }
-            }
-            Format::Json => kept[i] = Some(done),
-            // The table and Markdown need only the verdicts.
+                Err(e) => {
+                    failure = Some(e);
+                    return false;
+                }
+                Ok(()) => {}
+            },
+            // These need every job's whole report.
+            Format::Json | Format::Github | Format::Junit => kept[i] = Some(done),
+            // The others need only the verdicts.
             _ => {
                 kept[i] = Some(Triaged {
                     verdict: done.verdict,
@@ -79,6 +90,7 @@ pub fn run(
                 })
             }
         }
+        true
     });
     if let Some(bar) = bar {
         bar.finish_and_clear();
@@ -88,13 +100,38 @@ pub fn run(
     }
     let summary = summary.finish();
     let done: Vec<Triaged> = kept.into_iter().flatten().collect();
+    let result = if quiet || closed {
+        Ok(())
+    } else {
+        write_all(&mut out, format, done, &summary, style, scanner.catalog())
+    };
+    match result {
+        Err(e) if crate::is_broken_pipe(&e) => {}
+        Err(e) => return Err(e),
+        Ok(()) => {}
+    }
+    Ok(Done {
+        summary,
+        any_finding,
+    })
+}
+
+/// Everything after the verdicts: the summary, or the whole document.
+fn write_all(
+    out: &mut impl Write,
+    format: Format,
+    done: Vec<Triaged>,
+    summary: &Summary,
+    style: &Style,
+    catalog: &cudnnlog::Catalog,
+) -> anyhow::Result<()> {
     match format {
         Format::Ndjson => {
-            let mut v = serde_json::to_value(&summary)?;
+            let mut v = serde_json::to_value(summary)?;
             let obj = v.as_object_mut().expect("a summary is an object");
             obj.insert("type".into(), "fleet_summary".into());
             obj.insert("schema".into(), fleet::SCHEMA.into());
-            crate::json_out::compact(&mut out, &v)?;
+            crate::json_out::compact(&mut *out, &v)?;
             writeln!(out)?;
         }
         Format::Json => {
@@ -103,17 +140,27 @@ pub fn run(
                 jobs: done,
                 summary: summary.clone(),
             };
-            crate::json_out::pretty(&mut out, &doc)?;
+            crate::json_out::pretty(&mut *out, &doc)?;
             writeln!(out)?;
         }
-        Format::Table => table(&mut out, &done, &summary, color)?,
-        Format::Markdown => markdown(&mut out, &done, &summary)?,
+        Format::Table => table(out, &done, summary, style)?,
+        Format::Compact => compact(out, &done, summary)?,
+        Format::Markdown => markdown(out, &done, summary)?,
+        Format::Github => {
+            for t in &done {
+                crate::ci_formats::github(&mut *out, &t.report, catalog)?;
+            }
+        }
+        Format::Junit => {
+            let jobs: Vec<(&str, &cudnnlog::Report)> = done
+                .iter()
+                .map(|t| (t.verdict.path.as_str(), &t.report))
+                .collect();
+            crate::ci_formats::junit(&mut *out, &jobs, catalog)?;
+        }
     }
     out.flush()?;
-    Ok(Done {
-        summary,
-        any_finding,
-    })
+    Ok(())
 }
 
 fn empty_report() -> cudnnlog::Report {
@@ -178,43 +225,62 @@ fn cause(v: &Verdict) -> String {
     }
 }
 
-#[derive(Tabled)]
-struct Row {
-    #[tabled(rename = "OUTCOME")]
-    outcome: String,
-    #[tabled(rename = "PRIMARY")]
-    primary: String,
-    #[tabled(rename = "FIRST")]
-    first: String,
-    #[tabled(rename = "CAUSE")]
-    cause: String,
-    #[tabled(rename = "JOB")]
-    job: String,
-}
-
 /// One row per job, then the summary: counts, then the largest groups.
 fn table(
     out: &mut impl Write,
     done: &[Triaged],
     summary: &Summary,
-    color: bool,
+    style: &Style,
 ) -> std::io::Result<()> {
-    let paint = Paint { on: color };
-    let rows: Vec<Row> = done
+    let paint = Paint { on: style.color };
+    // The cause column only where there is room for it.
+    let with_cause = style.width >= WIDE;
+    let rows: Vec<Vec<String>> = done
         .iter()
         .map(|t| {
             let v = &t.verdict;
-            Row {
-                outcome: outcome(v).to_string(),
-                primary: v.primary.clone().unwrap_or_else(|| "-".into()),
-                first: clip(&first(v), TABLE_TEXT),
-                cause: clip(&cause(v), TABLE_TEXT),
-                job: clip_left(&v.path, TABLE_JOB),
+            let mut row = vec![
+                outcome(v).to_string(),
+                v.primary.clone().unwrap_or_else(|| "-".into()),
+                clip(&first(v), TABLE_TEXT),
+            ];
+            if with_cause {
+                row.push(clip(&cause(v), TABLE_TEXT));
             }
+            row.push(sanitize(&v.path).replace('\n', " "));
+            row
         })
         .collect();
-    let mut t = Table::new(rows);
-    t.with(Style::sharp());
+    let mut header = vec!["OUTCOME", "PRIMARY", "FIRST"];
+    if with_cause {
+        header.push("CAUSE");
+    }
+    header.push("JOB");
+    let natural: Vec<usize> = (0..header.len())
+        .map(|c| {
+            rows.iter()
+                .map(|r| columns(&r[c]))
+                .chain([header[c].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let widths = crate::term::fit_columns(&natural, style.width, 24, 8);
+    let mut builder = tabled::builder::Builder::default();
+    builder.push_record(header.iter().map(|h| h.to_string()));
+    for row in rows {
+        let last = row.len() - 1;
+        builder.push_record(row.into_iter().enumerate().map(|(c, cell)| {
+            if c == last {
+                // Paths of one fleet agree at their start: clip that.
+                clip_left(&cell, widths[c])
+            } else {
+                crate::term::fill(&cell, widths[c])
+            }
+        }));
+    }
+    let mut t = builder.build();
+    t.with(TableStyle::sharp());
     writeln!(out, "{t}")?;
     writeln!(out)?;
     writeln!(out, "{}", paint.wrap("1", &headline(summary)))?;
@@ -225,26 +291,69 @@ fn table(
     writeln!(out, "failures by fingerprint:")?;
     for g in summary.groups.iter().take(TABLE_GROUPS) {
         let jobs = if g.count == 1 { "job" } else { "jobs" };
+        let lead = format!("  {:>5} {jobs:<4}  ", g.count);
+        let head = format!("{}  {}  ", sanitize(&g.class), g.fingerprint);
+        let room = style
+            .width
+            .saturating_sub(columns(&lead) + columns(&head))
+            .max(20);
         writeln!(
             out,
-            "  {:>5} {jobs:<4}  {}  {}  {}",
-            g.count,
+            "{lead}{}  {}  {}",
             paint.wrap("1", &sanitize(&g.class)),
             g.fingerprint,
-            clip(&g.message, TABLE_TEXT)
+            clip(&g.message, room)
         )?;
         let more = g.count as usize - g.examples.len().min(g.count as usize);
-        let mut examples: Vec<String> = g.examples.iter().map(|e| clip_left(e, 60)).collect();
+        let mut examples: Vec<String> = g.examples.iter().map(|e| sanitize(e)).collect();
         if more > 0 {
             examples.push(format!("+{more} more"));
         }
-        writeln!(out, "               e.g. {}", examples.join(", "))?;
+        for line in crate::term::wrap(
+            &examples.join(", "),
+            style.width,
+            "               e.g. ",
+            "                    ",
+        ) {
+            writeln!(out, "{line}")?;
+        }
     }
     if summary.groups.len() > TABLE_GROUPS {
         writeln!(
             out,
             "  … {} more groups (--format json lists them all)",
             summary.groups.len() - TABLE_GROUPS
+        )?;
+    }
+    Ok(())
+}
+
+/// A line per job (`path: outcome class: message`), then the counts and
+/// a line per group: for pipes.
+fn compact(out: &mut impl Write, done: &[Triaged], summary: &Summary) -> std::io::Result<()> {
+    let one_line = |s: &str| sanitize(s).replace('\n', " ");
+    for t in done {
+        let v = &t.verdict;
+        let what = match (&v.primary, &v.message, &v.error) {
+            (_, _, Some(e)) if v.outcome.is_none() => one_line(e),
+            (Some(p), Some(m), _) => format!("{p}: {}", one_line(m)),
+            _ => String::new(),
+        };
+        let at = v
+            .first
+            .as_ref()
+            .map_or(String::new(), |p| format!(":{}", p.line));
+        writeln!(out, "{}{at}: {} {what}", one_line(&v.path), outcome(v))?;
+    }
+    writeln!(out, "{}", headline(summary))?;
+    for g in &summary.groups {
+        writeln!(
+            out,
+            "group {} {} {}: {}",
+            g.fingerprint,
+            g.count,
+            g.class,
+            one_line(&g.message)
         )?;
     }
     Ok(())
@@ -289,10 +398,10 @@ fn markdown(out: &mut impl Write, done: &[Triaged], summary: &Summary) -> std::i
             let examples: Vec<String> = g.examples.iter().map(|e| md(e)).collect();
             writeln!(
                 out,
-                "| {} | `{}` | `{}` | {} | {} |",
+                "| {} | {} | {} | {} | {} |",
                 g.count,
-                md(&g.class),
-                g.fingerprint,
+                code_span(&g.class),
+                code_span(&g.fingerprint),
                 md(&clip(&g.message, 120)),
                 examples.join(", ")
             )?;
@@ -311,7 +420,7 @@ fn markdown(out: &mut impl Write, done: &[Triaged], summary: &Summary) -> std::i
             outcome(v),
             v.primary
                 .as_ref()
-                .map_or_else(|| "-".into(), |p| format!("`{}`", md(p))),
+                .map_or_else(|| "-".into(), |p| code_span(p)),
             md(&first(v)),
             md(&cause(v)),
             md(&v.path)

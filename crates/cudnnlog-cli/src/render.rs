@@ -1,17 +1,36 @@
-//! The human-readable report: a summary table, then for each error its
-//! likely causes and what to do. Text from a log never reaches the terminal
-//! with its control characters: [`sanitize`] replaces them.
+//! The human-readable report, answer first: a verdict block (what failed,
+//! where, why, what to do), then the details — the findings table, the
+//! environment, every error's causes and remediations — all sized to the
+//! terminal. Piped, [`compact`] writes one line per finding instead, as rg
+//! and ruff do. Text from a log never reaches the terminal with its
+//! control characters: [`sanitize`] replaces them.
 
+use crate::term::{self, columns, remediation, wrap};
 use cudnnlog::catalog::{Catalog, Severity};
-use cudnnlog::report::{Finding, Place, Report};
+use cudnnlog::fleet::primary_finding;
+use cudnnlog::report::{Finding, Outcome, Place, Report};
 use std::io::Write;
-use tabled::settings::{object::Columns, Modify, Style, Width};
-use tabled::{Table, Tabled};
 
-/// Widest message shown in the table, in characters.
-const TABLE_MESSAGE: usize = 60;
-/// Remediations shown per finding; JSON carries them all.
-const TABLE_REMEDIATIONS: usize = 3;
+/// Causes and remediations shown per finding without `-v`; JSON and `-v`
+/// carry them all.
+const SHOWN: usize = 3;
+/// Longest message shown without `-v`, in characters.
+const MESSAGE: usize = 300;
+/// Lines of the verdict's "why" before it is clipped.
+const WHY_LINES: usize = 3;
+/// Lines of the verdict's "who" (the culprit) before it is clipped.
+const WHO_LINES: usize = 2;
+
+/// How to write a human report.
+#[derive(Clone, Copy, Debug)]
+pub struct Style {
+    /// Colour (already decided for the stream).
+    pub color: bool,
+    /// Columns to fit in.
+    pub width: usize,
+    /// `-v`: every cause, remediation and the whole message.
+    pub verbose: bool,
+}
 
 /// Replaces control characters (C0, DEL, C1; escape sequences included)
 /// with U+FFFD and tabs with a space, so that log text cannot drive the
@@ -41,13 +60,18 @@ pub(crate) fn clip(s: &str, max: usize) -> String {
     out
 }
 
+/// Where a finding was first seen: the line, the time (a year the log
+/// did not print is missing; a dmesg uptime is seconds since boot), the
+/// step.
 pub(crate) fn seen(p: &Place) -> String {
     let mut parts = vec![format!("line {}", p.line)];
     if let Some(t) = &p.timestamp {
-        // A yearless timestamp (glog's `E1129 19:46:54`) is ISO's
-        // `--11-29T…` in JSON; people read it as `11-29 19:46:54`.
+        parts.push(t.replace('T', " "));
+    } else if let Some(t) = &p.yearless_timestamp {
         let t = t.strip_prefix("--").unwrap_or(t);
         parts.push(t.replace('T', " "));
+    } else if let Some(u) = &p.uptime {
+        parts.push(format!("{u} s after boot"));
     }
     match (p.epoch, p.step) {
         (Some(e), Some(s)) => parts.push(format!("epoch {e} step {s}")),
@@ -71,22 +95,6 @@ fn ranks(f: &Finding) -> String {
     format!("{}{more}", shown.join(","))
 }
 
-#[derive(Tabled)]
-struct Row {
-    #[tabled(rename = "CLASS")]
-    class: String,
-    #[tabled(rename = "SEVERITY")]
-    severity: String,
-    #[tabled(rename = "COUNT")]
-    count: u64,
-    #[tabled(rename = "FIRST SEEN")]
-    first: String,
-    #[tabled(rename = "RANKS")]
-    ranks: String,
-    #[tabled(rename = "MESSAGE")]
-    message: String,
-}
-
 pub(crate) struct Paint {
     pub(crate) on: bool,
 }
@@ -108,14 +116,154 @@ impl Paint {
     }
 }
 
-/// Writes the table report.
+/// Writes the human report for the `run` wrapper, on standard error.
 pub fn table(
     out: &mut impl Write,
     report: &Report,
     catalog: &Catalog,
     color: bool,
 ) -> std::io::Result<()> {
-    let paint = Paint { on: color };
+    let style = Style {
+        color,
+        width: term::width(term::Stream::Stderr),
+        verbose: false,
+    };
+    human(out, report, catalog, &style)
+}
+
+/// Writes the human report: the verdict block, then the details.
+pub fn human(
+    out: &mut impl Write,
+    report: &Report,
+    catalog: &Catalog,
+    style: &Style,
+) -> std::io::Result<()> {
+    let paint = Paint { on: style.color };
+    verdict(out, report, catalog, style, &paint)?;
+    details(out, report, catalog, style, &paint)
+}
+
+/// The answer, in a few lines: what failed and where, who (the culprit
+/// rank), why (the top cause and its key evidence), what to do (the first
+/// remediation, its commands on lines of their own).
+fn verdict(
+    out: &mut impl Write,
+    report: &Report,
+    catalog: &Catalog,
+    style: &Style,
+    paint: &Paint,
+) -> std::io::Result<()> {
+    let width = style.width;
+    let lines: u64 = report.sources.iter().map(|s| s.lines).sum();
+    let Some(f) = primary_finding(report) else {
+        let what = format!(
+            "no failure found: {lines} line{} scanned, no finding",
+            plural(lines as usize)
+        );
+        writeln!(out, "{}", paint.wrap("1;32", &what))?;
+        return Ok(());
+    };
+    let head = if report.outcome == Outcome::Degraded {
+        format!(
+            "primary warning: {} — {} (warnings only: the run went on)",
+            paint.wrap("1;33", &f.class),
+            sanitize(&f.title)
+        )
+    } else {
+        format!(
+            "primary failure: {} — {}",
+            paint.wrap("1;31", &f.class),
+            sanitize(&f.title)
+        )
+    };
+    writeln!(out, "{head}")?;
+    let source = report
+        .sources
+        .get(f.first.source)
+        .map_or("?", |s| s.path.as_str());
+    let at = format!(
+        "{}:{}",
+        sanitize(source),
+        seen(&f.first).trim_start_matches("line ")
+    );
+    for line in wrap(&at, width, "  at:  ", "       ") {
+        writeln!(out, "{line}")?;
+    }
+    if let Some(c) = &f.culprit {
+        let ranks: Vec<String> = c.ranks.iter().map(u32::to_string).collect();
+        let reason = sanitize(&c.reason);
+        // The reason names the rank itself most often.
+        let who = if reason.starts_with("rank") {
+            reason
+        } else {
+            format!(
+                "{} {} — {reason}",
+                if c.ranks.len() == 1 { "rank" } else { "ranks" },
+                ranks.join(", ")
+            )
+        };
+        clipped(
+            out,
+            wrap(&who, width, "  who: ", "       "),
+            WHO_LINES,
+            width,
+        )?;
+    }
+    if let Some(c) = f.causes.first() {
+        let title = catalog.cause(&c.id).map_or("", |c| c.title.as_str());
+        // Evidence that only repeats the culprit's reason: the title says more.
+        let repeats = |e: &&String| f.culprit.as_ref().is_some_and(|k| e.contains(&k.reason));
+        let evidence = c
+            .evidence
+            .first()
+            .filter(|e| !repeats(e))
+            .map_or_else(|| title.to_string(), |e| sanitize(e));
+        let why = format!("{} ({:.0}%): {evidence}", c.id, c.confidence * 100.0);
+        clipped(
+            out,
+            wrap(&why, width, "  why: ", "       "),
+            WHY_LINES,
+            width,
+        )?;
+    }
+    if let Some(r) = f.remediations.first() {
+        for line in remediation(&sanitize(r), width, "  fix: ", "       ") {
+            writeln!(out, "{line}")?;
+        }
+    }
+    Ok(())
+}
+
+/// At most `max` of `lines`, the last ending in `…` when some were left.
+fn clipped(
+    out: &mut impl Write,
+    lines: Vec<String>,
+    max: usize,
+    width: usize,
+) -> std::io::Result<()> {
+    let n = lines.len();
+    for (i, line) in lines.into_iter().take(max).enumerate() {
+        if i + 1 == max && n > max {
+            let mut cut: String = line.chars().take(width.saturating_sub(1)).collect();
+            cut.push('…');
+            writeln!(out, "{cut}")?;
+        } else {
+            writeln!(out, "{line}")?;
+        }
+    }
+    Ok(())
+}
+
+/// Everything after the verdict: the findings table, the environment,
+/// unclassified templates, cross-run notes, then each error's details.
+fn details(
+    out: &mut impl Write,
+    report: &Report,
+    catalog: &Catalog,
+    style: &Style,
+    paint: &Paint,
+) -> std::io::Result<()> {
+    let width = style.width;
     let bytes: u64 = report.sources.iter().map(|s| s.bytes).sum();
     let lines: u64 = report.sources.iter().map(|s| s.lines).sum();
     let errors = report
@@ -124,8 +272,8 @@ pub fn table(
         .filter(|f| f.severity == Severity::Error)
         .count();
     let warnings = report.findings.len() - errors;
-    writeln!(
-        out,
+    writeln!(out)?;
+    let scanned = format!(
         "scanned {} source{} ({} bytes, {} lines): {} error finding{}, {} warning{}",
         report.sources.len(),
         plural(report.sources.len()),
@@ -135,165 +283,310 @@ pub fn table(
         plural(errors),
         warnings,
         plural(warnings),
-    )?;
-    if report.findings.is_empty() {
-        writeln!(out, "no findings")?;
-        unclassified(out, report)?;
-        return Ok(());
+    );
+    for line in wrap(&scanned, width, "", "  ") {
+        writeln!(out, "{line}")?;
     }
-    let multi = report.sources.len() > 1;
-    let rows: Vec<Row> = report
-        .findings
-        .iter()
-        .map(|f| Row {
-            class: match f.caused_by.and_then(|i| report.findings.get(i)) {
-                Some(cause) => format!("{}\n(fallout of {})", f.class, cause.class),
-                None => f.class.clone(),
-            },
-            severity: f.severity.as_str().to_string(),
-            count: f.count,
-            first: if multi {
-                format!(
-                    "{}: {}",
-                    sanitize(&report.sources[f.first.source].path),
-                    seen(&f.first)
-                )
-            } else {
-                seen(&f.first)
-            },
-            ranks: ranks(f),
-            message: clip(&f.message, TABLE_MESSAGE),
-        })
-        .collect();
-    let mut t = Table::new(rows);
-    t.with(Style::sharp())
-        .with(Modify::new(Columns::single(5)).with(Width::wrap(TABLE_MESSAGE)));
-    writeln!(out, "{t}")?;
-    if let Some(p) = &report.primary {
-        if report.outcome == cudnnlog::report::Outcome::Degraded {
-            writeln!(
-                out,
-                "primary warning: {} (the run went on)",
-                paint.wrap("1", p)
-            )?;
-        } else {
-            writeln!(out, "primary failure: {}", paint.wrap("1", p))?;
-        }
+    if !report.findings.is_empty() {
+        findings_list(out, report, width, paint)?;
     }
-    environment(out, report)?;
-    unclassified(out, report)?;
+    environment(out, report, width)?;
+    unclassified(out, report, width)?;
     for note in &report.cross_run {
         let runs: Vec<&str> = note
             .runs
             .iter()
             .filter_map(|&i| report.sources.get(i).map(|s| s.path.as_str()))
             .collect();
-        writeln!(
-            out,
-            "across runs: {} [{}]",
+        let text = format!(
+            "{} [{}]",
             sanitize(&note.detail),
             sanitize(&runs.join(", "))
-        )?;
+        );
+        for line in wrap(&text, width, "across runs: ", "  ") {
+            writeln!(out, "{line}")?;
+        }
     }
-
-    // Every error, and the primary warning of a run that went on.
-    let degraded = report.outcome == cudnnlog::report::Outcome::Degraded;
+    let primary = primary_finding(report).map(|p| p as *const Finding);
+    let degraded = report.outcome == Outcome::Degraded;
     for f in report.findings.iter().filter(|f| {
         f.severity == Severity::Error || (degraded && Some(&f.class) == report.primary.as_ref())
     }) {
+        let is_primary = primary == Some(f as *const Finding);
         writeln!(out)?;
-        if let Some(cause) = f.caused_by.and_then(|i| report.findings.get(i)) {
-            writeln!(
-                out,
-                "{} {} — {} ({}, {}×): fallout of {} at line {}",
-                paint.wrap("2", "○"),
-                f.class,
-                f.title,
-                paint.severity(f.severity),
-                f.count,
-                cause.class,
-                cause.first.line
-            )?;
-            if let Some(why) = f
-                .causes
-                .iter()
-                .flat_map(|c| &c.evidence)
-                .find(|e| e.starts_with("follows "))
-            {
-                writeln!(out, "  {}", sanitize(why))?;
+        finding(out, report, catalog, style, paint, f, is_primary)?;
+    }
+    Ok(())
+}
+
+/// The findings, two lines each: a mark (✗ error, ! warning, ○ fallout),
+/// the class, the count and where it was first seen, then the message on
+/// one line, clipped to the width.
+fn findings_list(
+    out: &mut impl Write,
+    report: &Report,
+    width: usize,
+    paint: &Paint,
+) -> std::io::Result<()> {
+    let multi = report.sources.len() > 1;
+    let class_width = report
+        .findings
+        .iter()
+        .map(|f| columns(&f.class))
+        .max()
+        .unwrap_or(0)
+        .min(28);
+    for f in &report.findings {
+        let fallout = f.caused_by.and_then(|i| report.findings.get(i));
+        let mark = match (fallout, f.severity) {
+            (Some(_), _) => paint.wrap("2", "○"),
+            (None, Severity::Error) => paint.wrap("1;31", "✗"),
+            (None, Severity::Warning) => paint.wrap("33", "!"),
+        };
+        let mut place = if multi {
+            format!(
+                "{}: {}",
+                sanitize(&report.sources[f.first.source].path),
+                seen(&f.first)
+            )
+        } else {
+            seen(&f.first)
+        };
+        if !f.ranks.is_empty() {
+            place.push_str(&format!(
+                ", rank{} {}",
+                if f.ranks.len() == 1 { "" } else { "s" },
+                ranks(f)
+            ));
+        }
+        if let Some(c) = fallout {
+            place.push_str(&format!(" (fallout of {})", c.class));
+        }
+        let pad = " ".repeat(class_width.saturating_sub(columns(&f.class)));
+        let lead = format!("  {mark} {}{pad} {:>4}×  ", f.class, f.count);
+        let lead_width = 2 + 2 + class_width.max(columns(&f.class)) + 1 + 5 + 2;
+        let indent = " ".repeat(lead_width);
+        for (i, line) in wrap(&place, width.saturating_sub(lead_width).max(20), "", "")
+            .into_iter()
+            .enumerate()
+        {
+            if i == 0 {
+                writeln!(out, "{lead}{line}")?;
+            } else {
+                writeln!(out, "{indent}{line}")?;
             }
-            continue;
         }
         writeln!(
             out,
-            "{} {} — {} ({}, {}×)",
-            paint.wrap("1", "●"),
-            paint.wrap("1", &f.class),
-            f.title,
+            "      {}",
+            clip(&f.message, width.saturating_sub(6).max(20))
+        )?;
+    }
+    Ok(())
+}
+
+/// One error's details: where, its message, the culprit, the likely
+/// causes and what to do. For the primary finding the first remediation
+/// was the verdict's, so the list goes on from the second.
+#[allow(clippy::too_many_arguments)]
+fn finding(
+    out: &mut impl Write,
+    report: &Report,
+    catalog: &Catalog,
+    style: &Style,
+    paint: &Paint,
+    f: &Finding,
+    is_primary: bool,
+) -> std::io::Result<()> {
+    let width = style.width;
+    if let Some(cause) = f.caused_by.and_then(|i| report.findings.get(i)) {
+        let head = format!(
+            "{} {} — {} ({}, {}×): fallout of {} at line {}",
+            paint.wrap("2", "○"),
+            f.class,
+            sanitize(&f.title),
             paint.severity(f.severity),
-            f.count
-        )?;
-        let source = report
-            .sources
-            .get(f.first.source)
-            .map_or("?", |s| s.path.as_str());
-        writeln!(
-            out,
-            "  first at {}:{}",
-            sanitize(source),
-            seen(&f.first).trim_start_matches("line ")
-        )?;
-        if f.count > 1 {
-            writeln!(
-                out,
-                "  last at line {}",
-                seen(&f.last).trim_start_matches("line ")
-            )?;
+            f.count,
+            cause.class,
+            cause.first.line
+        );
+        for line in wrap(&head, width, "", "  ") {
+            writeln!(out, "{line}")?;
         }
-        writeln!(out, "  {}", clip(&f.message, 300))?;
-        if let Some(c) = &f.culprit {
-            let ranks: Vec<String> = c.ranks.iter().map(u32::to_string).collect();
-            writeln!(
-                out,
-                "  {} {} {}",
-                paint.wrap("1", "at fault:"),
-                if c.ranks.len() == 1 { "rank" } else { "ranks" },
-                ranks.join(", ")
-            )?;
-            writeln!(out, "    {}", sanitize(&c.reason))?;
-            for e in &c.evidence {
-                writeln!(out, "    · line {}: {}", e.line, clip(&e.text, 200))?;
+        if let Some(why) = f
+            .causes
+            .iter()
+            .flat_map(|c| &c.evidence)
+            .find(|e| e.starts_with("follows "))
+        {
+            for line in wrap(&sanitize(why), width, "  ", "  ") {
+                writeln!(out, "{line}")?;
             }
         }
-        if !f.causes.is_empty() {
-            writeln!(out, "  likely causes:")?;
-            for c in &f.causes {
-                let title = catalog.cause(&c.id).map_or("", |c| c.title.as_str());
-                writeln!(
-                    out,
-                    "    {:>3.0}%  {} — {}",
-                    c.confidence * 100.0,
-                    c.id,
-                    title
-                )?;
-                for e in &c.evidence {
-                    writeln!(out, "           · {}", sanitize(e))?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{} {} — {} ({}, {}×)",
+        paint.wrap("1", "●"),
+        paint.wrap("1", &f.class),
+        sanitize(&f.title),
+        paint.severity(f.severity),
+        f.count
+    )?;
+    let source = report
+        .sources
+        .get(f.first.source)
+        .map_or("?", |s| s.path.as_str());
+    let first = format!(
+        "first at {}:{}",
+        sanitize(source),
+        seen(&f.first).trim_start_matches("line ")
+    );
+    for line in wrap(&first, width, "  ", "    ") {
+        writeln!(out, "{line}")?;
+    }
+    if f.count > 1 {
+        writeln!(
+            out,
+            "  last at line {}",
+            seen(&f.last).trim_start_matches("line ")
+        )?;
+    }
+    let message = if style.verbose {
+        sanitize(&f.message).replace('\n', " ")
+    } else {
+        clip(&f.message, MESSAGE)
+    };
+    for line in wrap(&message, width, "  ", "  ") {
+        writeln!(out, "{line}")?;
+    }
+    if let Some(c) = &f.culprit {
+        let ranks: Vec<String> = c.ranks.iter().map(u32::to_string).collect();
+        writeln!(
+            out,
+            "  {} {} {}",
+            paint.wrap("1", "at fault:"),
+            if c.ranks.len() == 1 { "rank" } else { "ranks" },
+            ranks.join(", ")
+        )?;
+        for line in wrap(&sanitize(&c.reason), width, "    ", "    ") {
+            writeln!(out, "{line}")?;
+        }
+        for e in &c.evidence {
+            let text = format!("line {}: {}", e.line, clip(&e.text, 200));
+            for line in wrap(&text, width, "    · ", "      ") {
+                writeln!(out, "{line}")?;
+            }
+        }
+    }
+    let causes = if style.verbose { f.causes.len() } else { SHOWN };
+    if !f.causes.is_empty() {
+        writeln!(out, "  likely causes:")?;
+        for c in f.causes.iter().take(causes) {
+            let title = catalog.cause(&c.id).map_or("", |c| c.title.as_str());
+            let head = format!("{} — {}", c.id, title);
+            let lead = format!("    {:>3.0}%  ", c.confidence * 100.0);
+            for line in wrap(&head, width, &lead, "           ") {
+                writeln!(out, "{line}")?;
+            }
+            for e in &c.evidence {
+                for line in wrap(&sanitize(e), width, "           · ", "             ") {
+                    writeln!(out, "{line}")?;
                 }
             }
         }
-        if !f.remediations.is_empty() {
-            writeln!(out, "  what to do:")?;
-            for (i, r) in f.remediations.iter().take(TABLE_REMEDIATIONS).enumerate() {
-                writeln!(out, "    {}. {}", i + 1, sanitize(r))?;
+        if f.causes.len() > causes {
+            writeln!(out, "    … {} more with -v", f.causes.len() - causes)?;
+        }
+    }
+    let skip = usize::from(is_primary);
+    // Without -v, SHOWN remediations in all, the verdict's counted.
+    let shown = if style.verbose {
+        f.remediations.len()
+    } else {
+        SHOWN - skip
+    };
+    let rest: Vec<(usize, &String)> = f.remediations.iter().enumerate().skip(skip).collect();
+    if !rest.is_empty() {
+        writeln!(
+            out,
+            "  {}",
+            if is_primary {
+                "what else to do:"
+            } else {
+                "what to do:"
             }
-            if f.remediations.len() > TABLE_REMEDIATIONS {
-                writeln!(
-                    out,
-                    "    … {} more with --format json",
-                    f.remediations.len() - TABLE_REMEDIATIONS
-                )?;
+        )?;
+        for (i, r) in rest.iter().take(shown) {
+            let lead = format!("    {}. ", i + 1);
+            let pad = " ".repeat(columns(&lead));
+            for line in remediation(&sanitize(r), width, &lead, &pad) {
+                writeln!(out, "{line}")?;
             }
         }
+        if rest.len() > shown {
+            writeln!(out, "    … {} more with -v", rest.len() - shown)?;
+        }
+    }
+    Ok(())
+}
+
+/// The report as lines for a pipe, as rg and ruff write them: one per
+/// finding (`path:line: severity class: message`), then the verdict's
+/// `primary:`, `cause:` and `fix:` lines. No box drawing, no colour, no
+/// wrapping.
+pub fn compact(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
+    let one_line = |s: &str| sanitize(s).replace('\n', " ");
+    for f in &report.findings {
+        let path = report
+            .sources
+            .get(f.first.source)
+            .map_or("?", |s| s.path.as_str());
+        let fallout = match f.caused_by.and_then(|i| report.findings.get(i)) {
+            Some(c) => format!(" (fallout of {})", c.class),
+            None => String::new(),
+        };
+        writeln!(
+            out,
+            "{}:{}: {} {}{fallout}: {}",
+            one_line(path),
+            f.first.line,
+            f.severity.as_str(),
+            f.class,
+            one_line(&f.message)
+        )?;
+    }
+    let Some(f) = primary_finding(report) else {
+        writeln!(out, "no findings")?;
+        return Ok(());
+    };
+    let kind = if report.outcome == Outcome::Degraded {
+        "primary warning"
+    } else {
+        "primary"
+    };
+    writeln!(out, "{kind}: {} — {}", f.class, one_line(&f.title))?;
+    if let Some(c) = &f.culprit {
+        let ranks: Vec<String> = c.ranks.iter().map(u32::to_string).collect();
+        writeln!(
+            out,
+            "culprit: rank {}: {}",
+            ranks.join(","),
+            one_line(&c.reason)
+        )?;
+    }
+    if let Some(c) = f.causes.first() {
+        let evidence = c.evidence.first().map_or(String::new(), |e| one_line(e));
+        writeln!(
+            out,
+            "cause: {} ({:.0}%): {evidence}",
+            c.id,
+            c.confidence * 100.0
+        )?;
+    }
+    if let Some(r) = f.remediations.first() {
+        writeln!(out, "fix: {}", one_line(r))?;
     }
     Ok(())
 }
@@ -302,26 +595,24 @@ pub fn table(
 pub(crate) const TABLE_TEMPLATES: usize = 10;
 
 /// Error lines no pattern explains, as templates with counts.
-fn unclassified(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
+fn unclassified(out: &mut impl Write, report: &Report, width: usize) -> std::io::Result<()> {
     if report.unclassified.is_empty() {
         return Ok(());
     }
     let total: u64 = report.unclassified.iter().map(|t| t.count).sum();
-    writeln!(
-        out,
+    let head = format!(
         "unclassified errors: {total} line{} in {} template{} (no pattern explains them; `cudnnlog patterns suggest` drafts one)",
         plural(total as usize),
         report.unclassified.len(),
         plural(report.unclassified.len())
-    )?;
+    );
+    for line in wrap(&head, width, "", "  ") {
+        writeln!(out, "{line}")?;
+    }
     for t in report.unclassified.iter().take(TABLE_TEMPLATES) {
-        writeln!(
-            out,
-            "  {:>6}×  line {:<7} {}",
-            t.count,
-            t.first.line,
-            clip(&t.template, 100)
-        )?;
+        let lead = format!("  {:>6}×  line {:<7} ", t.count, t.first.line);
+        let room = width.saturating_sub(columns(&lead)).max(20);
+        writeln!(out, "{lead}{}", clip(&t.template, room))?;
     }
     if report.unclassified.len() > TABLE_TEMPLATES {
         writeln!(
@@ -344,9 +635,10 @@ pub(crate) fn shown_fields(report: &Report) -> impl Iterator<Item = &'static str
         .filter(move |f| !(explicit && *f == "framework_build"))
 }
 
-/// The environment the log shows, a field per row; several values of one
-/// field are listed together (two cuDNN copies are themselves evidence).
-fn environment(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
+/// The environment the log shows, `field value` pairs wrapped to the width;
+/// several values of one field are listed together (two cuDNN copies are
+/// themselves evidence).
+fn environment(out: &mut impl Write, report: &Report, width: usize) -> std::io::Result<()> {
     if report.environment.is_empty() {
         return Ok(());
     }
@@ -367,14 +659,11 @@ fn environment(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
             Some([f.replace('_', " "), sanitize(&text)])
         })
         .collect();
-    let mut t = tabled::builder::Builder::default();
-    t.push_record(["ENVIRONMENT", "AS THE LOG SHOWS IT"]);
-    for r in rows {
-        t.push_record(r);
+    let pairs: Vec<String> = rows.into_iter().map(|[k, v]| format!("{k} {v}")).collect();
+    for line in wrap(&pairs.join(" · "), width, "environment: ", "  ") {
+        writeln!(out, "{line}")?;
     }
-    let mut table = t.build();
-    table.with(Style::sharp());
-    writeln!(out, "{table}")
+    Ok(())
 }
 
 pub(crate) fn plural(n: usize) -> &'static str {

@@ -9,12 +9,17 @@ use cudnnlog::report::FindingsSink;
 use cudnnlog::sink::{EnvFact, Fork, Location, Match, Sink, Window};
 use std::collections::HashSet;
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// What every fork shares: the findings already announced, and the output.
 pub struct Shared {
     seen: Mutex<HashSet<(String, Severity, String)>>,
     out: Mutex<Box<dyn Write + Send>>,
+    /// The reader went away (`| head -1`): the scan stops.
+    closed: AtomicBool,
+    /// An error finding was announced (the exit status once closed).
+    saw_error: AtomicBool,
 }
 
 impl Shared {
@@ -22,7 +27,44 @@ impl Shared {
         Arc::new(Shared {
             seen: Mutex::new(HashSet::new()),
             out: Mutex::new(out),
+            closed: AtomicBool::new(false),
+            saw_error: AtomicBool::new(false),
         })
+    }
+
+    /// Whether any finding was announced.
+    pub fn announced(&self) -> bool {
+        self.seen.lock().is_ok_and(|s| !s.is_empty())
+    }
+
+    /// Whether an error finding was announced before the output closed.
+    pub fn saw_error(&self) -> bool {
+        self.saw_error.load(Ordering::Relaxed)
+    }
+
+    /// Whether the reader of standard output has gone (a pipe whose other
+    /// end is closed polls as an error), checked without writing.
+    fn reader_gone(&self) -> bool {
+        #[cfg(unix)]
+        {
+            use rustix::event::{poll, PollFd, PollFlags};
+            let stdout = std::io::stdout();
+            let mut fds = [PollFd::new(&stdout, PollFlags::OUT)];
+            let zero = rustix::event::Timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            if poll(&mut fds, Some(&zero)).is_ok() {
+                let r = fds[0].revents();
+                return r.contains(PollFlags::ERR) || r.contains(PollFlags::HUP);
+            }
+        }
+        false
+    }
+
+    /// Whether the output was closed by its reader.
+    pub fn closed(&self) -> bool {
+        self.closed.load(Ordering::Relaxed)
     }
 }
 
@@ -50,6 +92,10 @@ impl Sink for Streaming<'_> {
 
     fn matched(&mut self, m: &Match<'_>) -> Result<bool, cudnnlog::Error> {
         if let Some(shared) = &self.shared {
+            if shared.closed() {
+                // Nobody reads on: stop the scan.
+                return Ok(false);
+            }
             let key = (m.class.to_string(), m.severity, m.signature.clone());
             let new = shared
                 .seen
@@ -57,6 +103,9 @@ impl Sink for Streaming<'_> {
                 .map(|mut s| s.insert(key))
                 .unwrap_or(false);
             if new {
+                if m.severity == Severity::Error {
+                    shared.saw_error.store(true, Ordering::Relaxed);
+                }
                 let facts: serde_json::Map<String, serde_json::Value> = m
                     .facts()
                     .iter()
@@ -76,11 +125,17 @@ impl Sink for Streaming<'_> {
                     "facts": facts,
                 });
                 if let Ok(mut out) = shared.out.lock() {
-                    // A closed pipe shows up again when the summary is written.
-                    let _ = json_out::compact(&mut *out, &line)
-                        .map_err(std::io::Error::other)
+                    let written = json_out::compact(&mut *out, &line)
+                        .map_err(std::io::Error::from)
                         .and_then(|_| writeln!(out))
                         .and_then(|_| out.flush());
+                    if let Err(e) = written {
+                        if e.kind() == std::io::ErrorKind::BrokenPipe {
+                            shared.closed.store(true, Ordering::Relaxed);
+                            self.inner.matched(m)?;
+                            return Ok(false);
+                        }
+                    }
                 }
             }
         }
@@ -88,7 +143,19 @@ impl Sink for Streaming<'_> {
     }
 
     fn window_end(&mut self, w: &Window<'_>) -> Result<(), cudnnlog::Error> {
-        self.inner.window_end(w)
+        self.inner.window_end(w)?;
+        // A reader that left (`| head -1`) while no new finding was
+        // written: stop the scan now rather than at the end of the file.
+        if let Some(shared) = &self.shared {
+            if shared.closed() || shared.reader_gone() {
+                shared.closed.store(true, Ordering::Relaxed);
+                return Err(cudnnlog::Error::Io {
+                    path: self.path.clone(),
+                    source: std::io::ErrorKind::BrokenPipe.into(),
+                });
+            }
+        }
+        Ok(())
     }
 
     fn environment(&mut self, f: &EnvFact<'_>) -> Result<(), cudnnlog::Error> {

@@ -179,7 +179,10 @@ fn table_and_fleet_document() {
     for (from, to) in &LOGS[..4] {
         s.copy(from, to);
     }
-    let out = cudnnlog(&["scan", "--color", "never", s.path()], None);
+    let out = cudnnlog(
+        &["scan", "--format", "table", "--color", "never", s.path()],
+        None,
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("4 jobs: 3 failed, 1 clean"), "{text}");
     assert!(text.contains("failures by fingerprint:"), "{text}");
@@ -399,13 +402,18 @@ fn hostile_job_names_are_sanitised_in_the_table() {
     let s = Scratch::new("hostile");
     s.copy(LOGS[0].0, "job-\x1b]0;pwned\x07.log");
     s.copy(LOGS[2].0, "job-2.log");
-    let out = cudnnlog(&["scan", "--color", "never", s.path()], None);
-    let text = String::from_utf8(out.stdout).unwrap();
-    assert!(
-        !text.contains('\u{1b}') && !text.contains('\u{7}'),
-        "{text}"
-    );
-    assert!(text.contains("2 jobs: 2 failed"), "{text}");
+    for format in ["table", "compact", "markdown"] {
+        let out = cudnnlog(
+            &["scan", "--format", format, "--color", "never", s.path()],
+            None,
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}'),
+            "{format}: {text}"
+        );
+        assert!(text.contains("2 jobs: 2 failed"), "{format}: {text}");
+    }
 }
 
 /// The whole fixture tree, real logs mixed with golden reports, labels,

@@ -82,7 +82,9 @@ fn templates_group_varying_lines_and_skip_known_patterns() {
 #[test]
 fn templates_in_the_table_and_in_ndjson() {
     let input = log();
-    let table = String::from_utf8(cudnnlog(&["scan", "-"], Some(&input)).stdout).unwrap();
+    let table =
+        String::from_utf8(cudnnlog(&["scan", "--format", "table", "-"], Some(&input)).stdout)
+            .unwrap();
     assert!(
         table.contains("unclassified errors: 42 lines in 2 templates"),
         "{table}"

@@ -64,10 +64,13 @@ impl Triage {
                         return;
                     }
                     cudnnlog::fleet::triage(&scanner, batch, MmapChoice::never(), |_, done| {
-                        if tx.send(to_json(&done.verdict)).is_err() {
-                            // The iterator is gone: no batch after this one.
+                        if flag.load(Ordering::Relaxed) || tx.send(to_json(&done.verdict)).is_err()
+                        {
+                            // Closed, or the iterator is gone: stop.
                             flag.store(true, Ordering::Relaxed);
+                            return false;
                         }
+                        true
                     });
                 }
             });

@@ -44,6 +44,7 @@ fn a_verdict_in_a_fleet_is_the_verdict_of_the_job_alone() {
     triage(&scanner, &jobs, MmapChoice::never(), |i, done| {
         order.push(i);
         fleet[i] = Some(done.verdict);
+        true
     });
     assert_eq!(order.len(), jobs.len(), "one verdict per job");
     let mut summary = Summary::default();

@@ -13,19 +13,33 @@ pub fn root() -> PathBuf {
 }
 
 pub fn cudnnlog(args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cudnnlog"))
-        .args(args)
+    cudnnlog_env(args, &[], stdin)
+}
+
+/// `cudnnlog ARGS` as a user without a config file or `CUDNNLOG_*`
+/// variables runs it, plus the variables `env` sets.
+pub fn cudnnlog_env(args: &[&str], env: &[(&str, &str)], stdin: Option<&[u8]>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudnnlog"));
+    cmd.args(args)
         .current_dir(root())
         .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .env_remove("CUDNNLOG_FORMAT")
+        .env_remove("CUDNNLOG_COLOR")
+        .env_remove("CUDNNLOG_PATTERNS")
+        // No user's config file.
+        .env("CUDNNLOG_CONFIG", "")
         .stdin(if stdin.is_some() {
             Stdio::piped()
         } else {
             Stdio::null()
         })
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
     if let Some(input) = stdin {
         child.stdin.take().unwrap().write_all(input).unwrap();
     }

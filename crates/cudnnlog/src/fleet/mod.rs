@@ -23,7 +23,10 @@
 //!
 //! let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
 //! let mut summary = Summary::default();
-//! triage(&scanner, &group(&paths), MmapChoice::never(), |_, done| summary.add(&done.verdict));
+//! triage(&scanner, &group(&paths), MmapChoice::never(), |_, done| {
+//!     summary.add(&done.verdict);
+//!     true
+//! });
 //! let summary = summary.finish();
 //! assert_eq!((summary.jobs, summary.failed, summary.clean), (3, 2, 1));
 //! assert_eq!(summary.groups[0].count, 2);
@@ -120,27 +123,36 @@ pub fn scan_job(scanner: &Scanner, job: &Job, mmap: MmapChoice) -> Triaged {
 
 /// Scans every job on all cores (a job's files one after another) and
 /// calls `done` with each job's index and result as soon as it is
-/// finished, in the order they finish, on the calling thread.
+/// finished, in the order they finish, on the calling thread. `done`
+/// returns whether to go on: `false` (the reader of the verdicts went
+/// away) stops the jobs not yet started.
 pub fn triage(
     scanner: &Scanner,
     jobs: &[Job],
     mmap: MmapChoice,
-    mut done: impl FnMut(usize, Triaged),
+    mut done: impl FnMut(usize, Triaged) -> bool,
 ) {
     let (tx, rx) = std::sync::mpsc::channel();
+    let stop = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|scope| {
+        let stop = &stop;
         scope.spawn(move || {
             use rayon::prelude::*;
             jobs.par_iter()
                 .enumerate()
                 .for_each_with(tx, |tx, (i, job)| {
+                    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        return;
+                    }
                     // The receiver outlives the senders; nothing to do if it
                     // has gone.
                     let _ = tx.send((i, scan_job(scanner, job, mmap)));
                 });
         });
         for (i, t) in rx {
-            done(i, t);
+            if !stop.load(std::sync::atomic::Ordering::Relaxed) && !done(i, t) {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
         }
     });
 }

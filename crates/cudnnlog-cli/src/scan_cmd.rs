@@ -1,0 +1,376 @@
+//! `cudnnlog scan`: choose the inputs, scan them (one report for one job,
+//! verdicts for many), write the chosen format, and exit with the status
+//! the findings give.
+
+use crate::args::{FailOn, Format, ScanArgs};
+use crate::config::Config;
+use crate::term::{self, Color, Stream};
+use crate::{fleet_cmd, follow, inputs, json_out, markdown, render, stream_sink};
+use cudnnlog::report::FindingsSink;
+use cudnnlog::sink::Fork;
+use cudnnlog::{MmapChoice, Report, ScannerBuilder};
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Scans what `args` names, with the defaults of `config`.
+pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result<ExitCode> {
+    let mut dirs = config.patterns.clone();
+    dirs.extend(args.patterns.iter().cloned());
+    let catalog = crate::load_catalog(&dirs)?;
+    if args.files.is_empty() {
+        if std::io::stdin().is_terminal() {
+            anyhow::bail!(
+                "nothing to scan: name a log file or directory, or pipe a log in \
+                 (`cudnnlog scan train.log`, `kubectl logs job/x | cudnnlog scan`)"
+            );
+        }
+        args.files.push(PathBuf::from("-"));
+    }
+    let format = args
+        .format
+        .or(config.format)
+        .unwrap_or(if std::io::stdout().is_terminal() {
+            Format::Table
+        } else {
+            Format::Compact
+        });
+    // Never freed: the process ends after the scan, and dropping the
+    // catalog's thousands of strings and automata is a tenth of the scan
+    // of a small log (a fleet scans thousands).
+    let scanner = std::mem::ManuallyDrop::new(ScannerBuilder::new().build(catalog));
+    if args.follow {
+        let [path] = args.files.as_slice() else {
+            anyhow::bail!("--follow watches exactly one file");
+        };
+        let limit = args.follow_for.map(std::time::Duration::from_secs_f64);
+        let mut out = std::io::stdout().lock();
+        follow::follow(&scanner, path, format == Format::Ndjson, limit, &mut out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mmap = if args.no_mmap {
+        MmapChoice::never()
+    } else {
+        // SAFETY: a log being appended to while mapped is fine (we see a
+        // prefix); one truncated under us may end the process with SIGBUS.
+        // ripgrep accepts the same trade for its default search.
+        unsafe { MmapChoice::auto() }
+    };
+
+    let walk = cudnnlog::walk::Walk {
+        globs: args.glob.clone(),
+        max_depth: args.max_depth,
+        hidden: args.hidden,
+        no_ignore: args.no_ignore,
+    };
+    let (inputs, notes) = inputs::expand(&args.files, &walk)?;
+    for note in notes.iter().filter(|_| !args.quiet) {
+        writeln!(std::io::stderr(), "cudnnlog: {}", render::sanitize(note))?;
+    }
+    if inputs.is_empty() {
+        anyhow::bail!("no files to scan (the directories hold no log files that match)");
+    }
+    let paths: Vec<PathBuf> = inputs
+        .iter()
+        .filter_map(|i| match i {
+            inputs::Input::File(p) => Some(p.clone()),
+            inputs::Input::Stdin => None,
+        })
+        .collect();
+    let jobs = cudnnlog::job::group(&paths);
+    let several = jobs.len() + usize::from(paths.len() < inputs.len()) > 1;
+    if several && !args.job {
+        if paths.len() < inputs.len() {
+            anyhow::bail!(
+                "standard input cannot be one job among files of others; \
+                 add --job to take all inputs as one job"
+            );
+        }
+        let style = render::Style {
+            color: term::color(color, Stream::Stdout),
+            width: term::width(Stream::Stdout),
+            verbose: args.verbose,
+        };
+        let done = fleet_cmd::run(&scanner, &jobs, mmap, format, &style, args.quiet)?;
+        let fails = match args.fail_on {
+            FailOn::Never => false,
+            FailOn::Warning => done.any_finding,
+            FailOn::Error => done.summary.failed > 0,
+        };
+        let unreadable = jobs.len() as u64 > done.summary.jobs || done.summary.unreadable > 0;
+        return Ok(if unreadable {
+            ExitCode::from(2)
+        } else if fails {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        });
+    }
+    // One job: the ranks its files' names give.
+    let rank_of: std::collections::HashMap<&std::path::Path, u32> = jobs
+        .iter()
+        .filter(|_| !args.job)
+        .flat_map(|j| j.sources.iter())
+        .filter_map(|s| Some((s.path.as_path(), s.rank?)))
+        .collect();
+    let mut sink = FindingsSink::new(scanner.catalog());
+    let single = inputs.len() == 1;
+    let shared = (format == Format::Ndjson && !args.quiet)
+        .then(|| stream_sink::Shared::new(Box::new(std::io::stdout())));
+    // Files are scanned in parallel, each into a fork of the sink; the forks
+    // are joined in the order given, each numbered after the sources read
+    // before it.
+    // Several files: one bar for all of them, over their total size.
+    let many_bar = if single {
+        None
+    } else {
+        let paths = inputs.iter().filter_map(|i| match i {
+            inputs::Input::File(p) => Some(p.as_path()),
+            inputs::Input::Stdin => None,
+        });
+        progress_bar_many(paths, args.quiet)
+    };
+    let scanned: Vec<_> = {
+        use rayon::prelude::*;
+        let forks: Vec<stream_sink::Streaming<'_>> = inputs
+            .iter()
+            .map(|input| {
+                let mut s = stream_sink::Streaming::new(sink.fork(), shared.clone());
+                s.path = match input {
+                    inputs::Input::Stdin => "<stdin>".into(),
+                    inputs::Input::File(p) => p.display().to_string(),
+                };
+                s
+            })
+            .collect();
+        inputs
+            .par_iter()
+            .zip(forks)
+            .map(|(input, mut fork)| {
+                let result = match input {
+                    inputs::Input::Stdin => {
+                        match cudnnlog::source::decompressed(std::io::stdin()) {
+                            Ok((_, reader)) => scanner.scan_reader(0, "<stdin>", reader, &mut fork),
+                            Err(e) => Err(cudnnlog::Error::Io {
+                                path: "<stdin>".into(),
+                                source: e,
+                            }),
+                        }
+                    }
+                    inputs::Input::File(path) => {
+                        let bar = if single {
+                            progress_bar(path, args.quiet)
+                        } else {
+                            None
+                        };
+                        // This file's share of the many-file bar so far.
+                        let counted = std::sync::atomic::AtomicU64::new(0);
+                        let result =
+                            scanner.scan_path_parallel(0, path, mmap, &mut fork, &|done| {
+                                if let Some(bar) = &bar {
+                                    bar.set_position(done);
+                                }
+                                if let Some(bar) = &many_bar {
+                                    let before = counted
+                                        .fetch_max(done, std::sync::atomic::Ordering::Relaxed);
+                                    bar.inc(done.saturating_sub(before));
+                                }
+                            });
+                        if let Some(bar) = bar {
+                            bar.finish_and_clear();
+                        }
+                        result
+                    }
+                };
+                (result, fork)
+            })
+            .collect()
+    };
+    if let Some(bar) = many_bar {
+        bar.finish_and_clear();
+    }
+    let mut sources = Vec::new();
+    let mut failed = false;
+    for ((result, mut fork), input) in scanned.into_iter().zip(&inputs) {
+        let rank = match input {
+            inputs::Input::File(p) => rank_of.get(p.as_path()),
+            inputs::Input::Stdin => None,
+        };
+        match result {
+            Ok(info) => {
+                if let Some(&rank) = rank {
+                    fork.inner.assume_rank(rank);
+                }
+                fork.inner.set_source(sources.len());
+                sink.join(fork.inner);
+                sources.push(info);
+            }
+            Err(_) if shared.as_ref().is_some_and(|s| s.closed()) => {}
+            Err(err) => {
+                failed = true;
+                if !args.quiet {
+                    writeln!(
+                        std::io::stderr(),
+                        "cudnnlog: {}",
+                        render::sanitize(&err.to_string())
+                    )?;
+                }
+            }
+        }
+    }
+    if let Some(shared) = shared.as_ref().filter(|s| s.closed()) {
+        // The reader left: what was announced decides the status.
+        let fails = match args.fail_on {
+            FailOn::Never => false,
+            FailOn::Warning => shared.announced(),
+            FailOn::Error => shared.saw_error(),
+        };
+        return Ok(if fails {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        });
+    }
+    let report = sink.into_report(sources);
+    let fails = match args.fail_on {
+        FailOn::Never => false,
+        FailOn::Warning => !report.findings.is_empty(),
+        FailOn::Error => report
+            .findings
+            .iter()
+            .any(|f| f.severity == cudnnlog::catalog::Severity::Error),
+    };
+    let code = if failed {
+        ExitCode::from(2)
+    } else if fails {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    };
+    let closed = shared.as_ref().is_some_and(|s| s.closed());
+    if args.quiet || closed {
+        return Ok(code);
+    }
+    let style = render::Style {
+        color: term::color(color, Stream::Stdout),
+        width: term::width(Stream::Stdout),
+        verbose: args.verbose,
+    };
+    match write_report(&report, format, &style, scanner.catalog()) {
+        // The reader has what it wanted (`| head`): the findings decide.
+        Err(e) if crate::is_broken_pipe(&e) => Ok(code),
+        Err(e) => Err(e),
+        Ok(()) => Ok(code),
+    }
+}
+
+/// The report in `format` on standard output.
+fn write_report(
+    report: &Report,
+    format: Format,
+    style: &render::Style,
+    catalog: &cudnnlog::Catalog,
+) -> anyhow::Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    match format {
+        Format::Json => {
+            json_out::pretty(&mut out, report)?;
+            writeln!(out)?;
+        }
+        Format::Ndjson => write_ndjson(&mut out, report)?,
+        Format::Markdown => markdown::markdown(&mut out, report, catalog)?,
+        Format::Table => render::human(&mut out, report, catalog, style)?,
+        Format::Compact => render::compact(&mut out, report)?,
+        Format::Github => crate::ci_formats::github(&mut out, report, catalog)?,
+        Format::Junit => {
+            let name = report
+                .sources
+                .iter()
+                .map(|s| s.path.as_str())
+                .collect::<Vec<_>>()
+                .join(", ");
+            crate::ci_formats::junit(&mut out, &[(name.as_str(), report)], catalog)?
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Files larger than this get a progress bar on a terminal.
+const PROGRESS_MIN_BYTES: u64 = 256 << 20;
+
+/// A progress bar on standard error for a large file, when standard error
+/// is a terminal and `--quiet` is not given.
+fn progress_bar(path: &std::path::Path, quiet: bool) -> Option<indicatif::ProgressBar> {
+    let len = std::fs::metadata(path).ok()?.len();
+    bar(len, render::sanitize(&path.display().to_string()), quiet)
+}
+
+/// One progress bar for several files together, over their total size.
+fn progress_bar_many<'p>(
+    paths: impl Iterator<Item = &'p std::path::Path>,
+    quiet: bool,
+) -> Option<indicatif::ProgressBar> {
+    let (files, len) = paths.fold((0u64, 0u64), |(n, len), p| {
+        (n + 1, len + std::fs::metadata(p).map_or(0, |m| m.len()))
+    });
+    bar(len, format!("{files} files"), quiet)
+}
+
+/// A bar over `len` bytes labelled `msg`: only over
+/// [`PROGRESS_MIN_BYTES`], on a terminal, without `--quiet`.
+fn bar(len: u64, msg: String, quiet: bool) -> Option<indicatif::ProgressBar> {
+    if quiet || len < PROGRESS_MIN_BYTES || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(len);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {eta}",
+        )
+        .ok()?
+        .progress_chars("=> "),
+    );
+    bar.set_message(msg);
+    Some(bar)
+}
+
+/// One `{"type":"finding",…}` line per finding, then one `{"type":"summary",…}`.
+fn write_ndjson(out: &mut impl Write, report: &Report) -> anyhow::Result<()> {
+    for f in &report.findings {
+        let mut v = serde_json::to_value(f)?;
+        v.as_object_mut()
+            .expect("a finding is an object")
+            .insert("type".into(), "finding".into());
+        json_out::compact(&mut *out, &v)?;
+        writeln!(out)?;
+    }
+    for t in &report.unclassified {
+        let mut v = serde_json::to_value(t)?;
+        v.as_object_mut()
+            .expect("a template is an object")
+            .insert("type".into(), "unclassified".into());
+        json_out::compact(&mut *out, &v)?;
+        writeln!(out)?;
+    }
+    let errors = report
+        .findings
+        .iter()
+        .filter(|f| f.severity == cudnnlog::catalog::Severity::Error)
+        .count();
+    let summary = serde_json::json!({
+        "type": "summary",
+        "schema": report.schema,
+        "sources": report.sources,
+        "environment": report.environment,
+        "outcome": report.outcome,
+        "primary": report.primary,
+        "cross_run": report.cross_run,
+        "findings": report.findings.len(),
+        "errors": errors,
+    });
+    json_out::compact(&mut *out, &summary)?;
+    writeln!(out)?;
+    Ok(())
+}

@@ -1,0 +1,395 @@
+//! What a user sees: the answer first and sized to the terminal, compact
+//! lines in a pipe, `-q`, colour conventions, a reader that leaves early,
+//! completions, the manual page, the config file and its variables.
+
+mod common;
+
+use common::{cudnnlog, root};
+use std::process::{Command, Stdio};
+
+const OOM: &str = "fixtures/real/h200-torch-oom-amp-train.log";
+const WATCHDOG: &str = "fixtures/real/h200x2-torchrun-nccl-watchdog-timeout.log";
+
+fn with_env(args: &[&str], env: &[(&str, &str)], stdin: Option<&[u8]>) -> std::process::Output {
+    common::cudnnlog_env(args, env, stdin)
+}
+
+/// Display width, as a terminal counts it (every character here is one
+/// column wide).
+fn width(line: &str) -> usize {
+    line.chars().count()
+}
+
+/// At 80 columns the real out-of-memory and two-GPU watchdog reports have
+/// no line wider than 80, and their first 8 lines name the primary class
+/// and what to do; the remediation's command is whole on a line.
+#[test]
+fn the_answer_comes_first_and_fits_80_columns() {
+    for (log, class) in [(OOM, "cuda.oom"), (WATCHDOG, "nccl.timeout")] {
+        let out = with_env(
+            &["scan", "--format", "table", log],
+            &[("COLUMNS", "80")],
+            None,
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        for line in text.lines() {
+            assert!(width(line) <= 80, "{log}: {} columns: {line}", width(line));
+        }
+        let head: Vec<&str> = text.lines().take(8).collect();
+        assert!(
+            head[0].starts_with(&format!("primary failure: {class} — ")),
+            "{head:#?}"
+        );
+        assert!(head.iter().any(|l| l.starts_with("  fix: ")), "{head:#?}");
+        assert!(head.iter().any(|l| l.starts_with("  why: ")), "{head:#?}");
+    }
+    let oom = with_env(
+        &["scan", "--format", "table", OOM],
+        &[("COLUMNS", "80")],
+        None,
+    );
+    let text = String::from_utf8(oom.stdout).unwrap();
+    assert!(
+        text.lines()
+            .any(|l| l.trim() == "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"),
+        "{text}"
+    );
+    // The watchdog's culprit is in the verdict.
+    let dog = with_env(
+        &["scan", "--format", "table", WATCHDOG],
+        &[("COLUMNS", "80")],
+        None,
+    );
+    let text = String::from_utf8(dog.stdout).unwrap();
+    assert!(
+        text.lines()
+            .take(8)
+            .any(|l| l.starts_with("  who:  ") || l.starts_with("  who: rank 1")),
+        "{text}"
+    );
+}
+
+/// A wider terminal gets longer lines, never wider than itself; `-v`
+/// shows every cause and remediation.
+#[test]
+fn width_follows_the_terminal_and_verbose_shows_everything() {
+    let wide = with_env(
+        &["scan", "--format", "table", OOM],
+        &[("COLUMNS", "140")],
+        None,
+    );
+    let text = String::from_utf8(wide.stdout).unwrap();
+    assert!(text.lines().all(|l| width(l) <= 140));
+    assert!(text.lines().any(|l| width(l) > 80), "{text}");
+    let short =
+        String::from_utf8(cudnnlog(&["scan", "--format", "table", OOM], None).stdout).unwrap();
+    let all = String::from_utf8(cudnnlog(&["scan", "--format", "table", "-v", OOM], None).stdout)
+        .unwrap();
+    assert!(short.contains("more with -v") && !all.contains("more with -v"));
+    let json: cudnnlog::Report =
+        serde_json::from_slice(&cudnnlog(&["scan", "--format", "json", OOM], None).stdout).unwrap();
+    for r in &json.findings[0].remediations {
+        let first_words: String = r.split_whitespace().take(4).collect::<Vec<_>>().join(" ");
+        let flat = all.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat.contains(&first_words.replace('`', "")) || flat.contains(&first_words),
+            "{first_words}"
+        );
+    }
+}
+
+/// Piped without `--format`: a line per finding and the verdict's lines,
+/// no box drawing; `--format table` still draws.
+#[test]
+fn a_pipe_gets_compact_lines() {
+    let out = cudnnlog(&["scan", WATCHDOG], None);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains(['─', '│', '┌', '●']), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].starts_with(&format!(
+            "{WATCHDOG}:14: error nccl.timeout: [Rank 0] Watchdog caught"
+        )),
+        "{text}"
+    );
+    assert!(
+        lines.contains(&"primary: nccl.timeout — collective operation timed out"),
+        "{text}"
+    );
+    assert!(
+        lines.iter().any(|l| l.starts_with("culprit: rank 1: ")),
+        "{text}"
+    );
+    assert!(lines.iter().any(|l| l.starts_with("fix: ")), "{text}");
+    let clean = cudnnlog(
+        &["scan", "fixtures/real/h200-torch-healthy-train.log"],
+        None,
+    );
+    assert_eq!(String::from_utf8(clean.stdout).unwrap(), "no findings\n");
+}
+
+/// `-q` prints nothing, on either stream; the exit status still speaks.
+#[test]
+fn quiet_prints_nothing() {
+    for args in [
+        vec!["scan", "-q", OOM],
+        vec!["scan", "-q", "--format", "ndjson", OOM],
+        vec!["scan", "-q", "fixtures/real"],
+    ] {
+        let out = cudnnlog(&args, None);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(
+            out.stdout.is_empty() && out.stderr.is_empty(),
+            "{args:?}: {out:?}"
+        );
+    }
+}
+
+/// Colour in one place: `--color` on every command, `NO_COLOR`,
+/// `CLICOLOR_FORCE`, `TERM=dumb`.
+#[test]
+fn colour_conventions() {
+    let table = ["scan", "--format", "table", OOM];
+    let colored = |env: &[(&str, &str)], extra: &[&str]| {
+        let mut args: Vec<&str> = table.to_vec();
+        args.extend_from_slice(extra);
+        let out = with_env(&args, env, None);
+        out.stdout.contains(&0x1b)
+    };
+    assert!(!colored(&[], &[]), "a pipe is not coloured");
+    assert!(colored(&[("CLICOLOR_FORCE", "1")], &[]));
+    assert!(!colored(
+        &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")],
+        &["--color", "never"]
+    ));
+    assert!(colored(&[("NO_COLOR", "1")], &["--color", "always"]));
+    assert!(colored(&[("CUDNNLOG_COLOR", "always")], &[]));
+    assert!(!colored(
+        &[("CUDNNLOG_COLOR", "always")],
+        &["--color", "never"]
+    ));
+    // A global flag: accepted before the subcommand too.
+    let out = with_env(
+        &["--color", "always", "scan", "--format", "table", OOM],
+        &[],
+        None,
+    );
+    assert!(out.stdout.contains(&0x1b));
+}
+
+/// A reader that leaves early (`| head -1`): the scan stops, no error
+/// message, and the exit status is the findings'.
+#[test]
+fn a_reader_that_leaves_ends_the_scan_quietly() {
+    let oom = std::fs::read(root().join(OOM)).unwrap();
+    let mut big = Vec::new();
+    while big.len() < 8 << 20 {
+        big.extend_from_slice(&oom);
+    }
+    let path = std::env::temp_dir().join(format!("cudnnlog-head-{}.log", std::process::id()));
+    std::fs::write(&path, &big).unwrap();
+    for format in ["ndjson", "json", "compact", "table"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_cudnnlog"))
+            .args(["scan", "--format", format, path.to_str().unwrap()])
+            .env("CUDNNLOG_CONFIG", "")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Read one line, then close the pipe.
+        let mut stdout = child.stdout.take().unwrap();
+        let mut first = [0u8; 1];
+        use std::io::Read;
+        stdout.read_exact(&mut first).unwrap();
+        drop(stdout);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{format}");
+        assert!(
+            out.stderr.is_empty(),
+            "{format}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
+/// `completions SHELL` and `man` print what shells and man read.
+#[test]
+fn completions_and_man_page() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = cudnnlog(&["completions", shell], None);
+        assert_eq!(out.status.code(), Some(0));
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            text.contains("cudnnlog") && text.contains("scan"),
+            "{shell}"
+        );
+    }
+    let man = String::from_utf8(cudnnlog(&["man"], None).stdout).unwrap();
+    assert!(
+        man.contains(".TH cudnnlog 1") && man.contains("scan"),
+        "{man}"
+    );
+}
+
+/// The config file sets defaults, `CUDNNLOG_*` variables override it,
+/// flags override both; a broken file is a clear error.
+#[test]
+fn config_file_and_environment() {
+    let dir = std::env::temp_dir().join(format!("cudnnlog-config-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("cudnnlog")).unwrap();
+    let file = dir.join("cudnnlog/config.toml");
+    std::fs::write(&file, "format = \"json\"\n").unwrap();
+    let xdg = [("XDG_CONFIG_HOME", dir.to_str().unwrap())];
+    let out = |env: &[(&str, &str)], extra: &[&str]| {
+        let mut env: Vec<(&str, &str)> = env.to_vec();
+        env.extend_from_slice(&xdg);
+        let mut args = vec!["scan"];
+        args.extend_from_slice(extra);
+        args.push(OOM);
+        // An unset CUDNNLOG_CONFIG: the XDG file is read.
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudnnlog"));
+        cmd.args(&args)
+            .current_dir(root())
+            .env_remove("CUDNNLOG_CONFIG")
+            .env_remove("CUDNNLOG_FORMAT");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        String::from_utf8(cmd.output().unwrap().stdout).unwrap()
+    };
+    assert!(out(&[], &[]).starts_with("{\n  \"schema\": \"cudnnlog.report/1\""));
+    assert!(out(&[("CUDNNLOG_FORMAT", "ndjson")], &[]).starts_with("{\"byte\""));
+    assert!(out(&[("CUDNNLOG_FORMAT", "ndjson")], &["--format", "compact"]).starts_with(OOM));
+    // Pattern directories from the file, relative to it.
+    std::fs::create_dir_all(dir.join("cudnnlog/mine")).unwrap();
+    std::fs::write(&file, "patterns = [\"mine\"]\n").unwrap();
+    let listed = with_env(
+        &["patterns", "list", "--format", "json"],
+        &[("CUDNNLOG_CONFIG", file.to_str().unwrap())],
+        None,
+    );
+    assert_eq!(
+        listed.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    std::fs::write(&file, "colour = \"never\"\n").unwrap();
+    let bad = with_env(
+        &["scan", OOM],
+        &[("CUDNNLOG_CONFIG", file.to_str().unwrap())],
+        None,
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8(bad.stderr).unwrap();
+    assert!(
+        err.contains("bad config file") && err.contains("config.toml"),
+        "{err}"
+    );
+    let bad_env = with_env(&["scan", OOM], &[("CUDNNLOG_FORMAT", "xml")], None);
+    assert_eq!(bad_env.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `explain --format json` and "did you mean" for a typo.
+#[test]
+fn explain_as_json_and_typos() {
+    let out = cudnnlog(&["explain", "--format", "json", "cuda.oom"], None);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["kind"].as_str(), v["id"].as_str()),
+        (Some("class"), Some("cuda.oom"))
+    );
+    assert!(v["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["id"] == "fragmentation"));
+    let cause: serde_json::Value = serde_json::from_slice(
+        &cudnnlog(&["explain", "--format", "json", "fragmentation"], None).stdout,
+    )
+    .unwrap();
+    assert_eq!(cause["kind"], "cause");
+    let typo = cudnnlog(&["explain", "fragmentaton"], None);
+    assert_eq!(typo.status.code(), Some(2));
+    assert!(String::from_utf8(typo.stderr)
+        .unwrap()
+        .contains("did you mean fragmentation?"));
+}
+
+/// On a real terminal of 80 columns (a pty made by util-linux's `script`):
+/// table and colour without being asked, no line wider than 80 once the
+/// colour codes are removed.
+#[test]
+fn on_a_pty_of_80_columns() {
+    assert!(
+        Command::new("script").arg("--version").output().is_ok(),
+        "this test needs util-linux's `script` (Debian's bsdutils) to make a pty"
+    );
+    for log in [OOM, WATCHDOG] {
+        let inner = format!(
+            "stty cols 80 rows 50; CUDNNLOG_CONFIG= {} scan {log}",
+            env!("CARGO_BIN_EXE_cudnnlog")
+        );
+        let out = Command::new("script")
+            .args(["-qec", &inner, "/dev/null"])
+            .current_dir(root())
+            .env_remove("NO_COLOR")
+            .env_remove("COLUMNS")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let raw = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+        assert!(raw.contains("\x1b["), "a terminal is coloured: {raw}");
+        let plain = strip_ansi(&raw);
+        for line in plain.lines() {
+            assert!(width(line) <= 80, "{log}: {} columns: {line}", width(line));
+        }
+        let head: Vec<&str> = plain.lines().take(8).collect();
+        assert!(head[0].starts_with("primary failure: "), "{head:#?}");
+        assert!(head.iter().any(|l| l.starts_with("  fix: ")), "{head:#?}");
+    }
+}
+
+/// The text without SGR colour codes.
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// CI formats from the command line: a GitHub annotation per finding on
+/// its file and line; JUnit with a test case per job of a fleet.
+#[test]
+fn github_and_junit_formats() {
+    let gh = cudnnlog(&["scan", "--format", "github", OOM], None);
+    assert_eq!(gh.status.code(), Some(1));
+    let text = String::from_utf8(gh.stdout).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(
+        text.starts_with(&format!("::error file={OOM},line=29,title=cuda.oom")),
+        "{text}"
+    );
+    let junit = cudnnlog(&["scan", "--format", "junit", "fixtures/real"], None);
+    assert_eq!(junit.status.code(), Some(1));
+    let xml = String::from_utf8(junit.stdout).unwrap();
+    assert!(
+        xml.contains("<testsuite name=\"cudnnlog\" tests=\"10\" failures=\"6\""),
+        "{xml}"
+    );
+    assert_eq!(xml.matches("<testcase ").count(), 10);
+    assert_eq!(xml.matches("<failure ").count(), 6);
+}
