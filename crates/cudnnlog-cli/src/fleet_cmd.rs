@@ -247,7 +247,7 @@ fn table(
             if with_cause {
                 row.push(clip(&cause(v), TABLE_TEXT));
             }
-            row.push(sanitize(&v.path).replace('\n', " "));
+            row.push(crate::render::sanitize_line(&v.path));
             row
         })
         .collect();

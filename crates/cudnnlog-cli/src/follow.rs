@@ -65,7 +65,7 @@ pub fn follow(
                 writeln!(
                     std::io::stderr(),
                     "cudnnlog: {}: {why}, reading it again from the start",
-                    render::sanitize(&path.display().to_string())
+                    render::sanitize_line(&path.display().to_string())
                 )?;
             }
             id = Some(identity(&meta));
@@ -91,6 +91,12 @@ pub fn follow(
             continue;
         };
         bytes.truncate(last_nl + 1);
+        // No complete new line yet, or the file was rewritten in place and
+        // is now shorter than what was read: the next look sees which.
+        if bytes.len() <= (offset - from) as usize {
+            std::thread::sleep(POLL);
+            continue;
+        }
         let mut sink = FindingsSink::new(scanner.catalog());
         let mut info = scanner.scan_slice(0, &bytes, &mut sink)?;
         // A yearless timestamp with no dated line near takes the file's year.
@@ -123,11 +129,11 @@ pub fn follow(
                 writeln!(
                     out,
                     "{}:{}: {} ({}) {}",
-                    render::sanitize(&path.display().to_string()),
+                    render::sanitize_line(&path.display().to_string()),
                     line_of(f.last.line),
                     f.class,
                     f.severity.as_str(),
-                    render::sanitize(&f.message.chars().take(160).collect::<String>())
+                    render::sanitize_line(&f.message.chars().take(160).collect::<String>())
                 )?;
             }
         }

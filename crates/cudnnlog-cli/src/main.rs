@@ -39,7 +39,7 @@ fn main() -> ExitCode {
             let _ = writeln!(
                 std::io::stderr(),
                 "cudnnlog: {}",
-                render::sanitize(&format!("{err:#}"))
+                render::sanitize_line(&format!("{err:#}"))
             );
             ExitCode::from(2)
         }
@@ -199,7 +199,7 @@ fn suggest(
                 writeln!(
                     stdout,
                     "wrote {}",
-                    render::sanitize(&path.display().to_string())
+                    render::sanitize_line(&path.display().to_string())
                 )?;
             }
             None => {

@@ -33,8 +33,11 @@ pub struct Style {
 }
 
 /// Replaces control characters (C0, DEL, C1; escape sequences included)
-/// with U+FFFD and tabs with a space, so that log text cannot drive the
-/// terminal.
+/// and the invisible characters that reorder or hide text (bidi overrides
+/// and isolates, zero-width spaces and joiners, the BOM) with U+FFFD, and
+/// tabs with a space, so that log text cannot drive the terminal or make
+/// a line read differently from what it holds. Newlines are kept (the
+/// text may be several lines): one-line fields use [`sanitize_line`].
 ///
 /// ```ignore
 /// assert_eq!(sanitize("a\x1b]0;t\x07b"), "a\u{fffd}]0;t\u{fffd}b");
@@ -44,10 +47,30 @@ pub fn sanitize(s: &str) -> String {
         .map(|c| match c {
             '\t' => ' ',
             '\n' => '\n',
-            c if c.is_control() => '\u{fffd}',
+            c if c.is_control() || invisible(c) => '\u{fffd}',
             c => c,
         })
         .collect()
+}
+
+/// [`sanitize`] for a field printed on one line (a path, a note, an error
+/// message): a newline in it, which could forge a line of output, is
+/// replaced too.
+pub fn sanitize_line(s: &str) -> String {
+    sanitize(s).replace('\n', "\u{fffd}")
+}
+
+/// Characters that change how text around them reads without showing:
+/// bidi marks, embeddings, overrides and isolates, zero-width characters.
+fn invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061c}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{2069}'
+            | '\u{feff}'
+    )
 }
 
 pub(crate) fn clip(s: &str, max: usize) -> String {
@@ -183,7 +206,7 @@ fn verdict(
         .map_or("?", |s| s.path.as_str());
     let at = format!(
         "{}:{}",
-        sanitize(source),
+        sanitize_line(source),
         seen(&f.first).trim_start_matches("line ")
     );
     for line in wrap(&at, width, "  at:  ", "       ") {
@@ -346,7 +369,7 @@ fn findings_list(
         let mut place = if multi {
             format!(
                 "{}: {}",
-                sanitize(&report.sources[f.first.source].path),
+                sanitize_line(&report.sources[f.first.source].path),
                 seen(&f.first)
             )
         } else {
@@ -440,7 +463,7 @@ fn finding(
         .map_or("?", |s| s.path.as_str());
     let first = format!(
         "first at {}:{}",
-        sanitize(source),
+        sanitize_line(source),
         seen(&f.first).trim_start_matches("line ")
     );
     for line in wrap(&first, width, "  ", "    ") {

@@ -65,7 +65,11 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
     };
     let (inputs, notes) = inputs::expand(&args.files, &walk)?;
     for note in notes.iter().filter(|_| !args.quiet) {
-        writeln!(std::io::stderr(), "cudnnlog: {}", render::sanitize(note))?;
+        writeln!(
+            std::io::stderr(),
+            "cudnnlog: {}",
+            render::sanitize_line(note)
+        )?;
     }
     if inputs.is_empty() {
         anyhow::bail!("no files to scan (the directories hold no log files that match)");
@@ -212,7 +216,7 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
                     writeln!(
                         std::io::stderr(),
                         "cudnnlog: {}",
-                        render::sanitize(&err.to_string())
+                        render::sanitize_line(&err.to_string())
                     )?;
                 }
             }
@@ -304,7 +308,11 @@ const PROGRESS_MIN_BYTES: u64 = 256 << 20;
 /// is a terminal and `--quiet` is not given.
 fn progress_bar(path: &std::path::Path, quiet: bool) -> Option<indicatif::ProgressBar> {
     let len = std::fs::metadata(path).ok()?.len();
-    bar(len, render::sanitize(&path.display().to_string()), quiet)
+    bar(
+        len,
+        render::sanitize_line(&path.display().to_string()),
+        quiet,
+    )
 }
 
 /// One progress bar for several files together, over their total size.

@@ -393,3 +393,87 @@ fn github_and_junit_formats() {
     assert_eq!(xml.matches("<testcase ").count(), 10);
     assert_eq!(xml.matches("<failure ").count(), 6);
 }
+
+/// A newline in a file name cannot forge a line of output, and bidi
+/// overrides or zero-width characters from a log or a name never reach
+/// the output (in any human format).
+#[test]
+fn names_and_text_cannot_forge_or_reorder_output() {
+    let forged = "x\ncudnnlog: forged";
+    let out = cudnnlog(&["scan", forged], None);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        !err.lines().any(|l| l.starts_with("cudnnlog: forged")),
+        "{err}"
+    );
+
+    let dir = std::env::temp_dir().join(format!("cudnnlog-forge-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let name = dir.join("job\n-\u{202e}gol.1.txt");
+    std::fs::write(
+        &name,
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 \u{202e}BiG\u{200b}. GPU 0\n",
+    )
+    .unwrap();
+    std::fs::copy(root().join(OOM), dir.join("job-2.log")).unwrap();
+    for (target, formats) in [
+        (
+            name.to_str().unwrap(),
+            &["table", "compact", "markdown"][..],
+        ),
+        (dir.to_str().unwrap(), &["table", "compact", "markdown"][..]),
+    ] {
+        for format in formats {
+            let out = cudnnlog(&["scan", "--format", format, target], None);
+            let text = String::from_utf8(out.stdout).unwrap();
+            for bad in ['\u{202e}', '\u{200b}'] {
+                assert!(!text.contains(bad), "{format} {target:?}: {text}");
+            }
+            assert!(
+                !text
+                    .lines()
+                    .any(|l| l.starts_with("-\u{fffd}gol") || l.starts_with("-gol")),
+                "{format}: a name's newline made a line: {text}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--follow` on a file overwritten in place by a shorter one whose tail
+/// is progress-bar redraws (`\r`, no newline) after the old end: no panic,
+/// it goes on and ends cleanly.
+#[test]
+fn follow_survives_a_file_rewritten_in_place() {
+    let path = std::env::temp_dir().join(format!("cudnnlog-rewrite-{}.log", std::process::id()));
+    let line = "2026-11-29 19:41:04,724 INFO train: step 7 loss 2.3\n";
+    std::fs::write(&path, line.repeat(300_000 / line.len())).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cudnnlog"))
+        .args([
+            "scan",
+            "--follow",
+            "--follow-for",
+            "4",
+            path.to_str().unwrap(),
+        ])
+        .env("CUDNNLOG_CONFIG", "")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // Shorter lines up to well past where the old context began, then
+    // redraws with no newline, ending after the old end.
+    let mut new = line.repeat(200_000 / line.len()).into_bytes();
+    while new.len() < 320_000 {
+        new.extend_from_slice(b"\r 45%|#####     | 450/1000 [00:12<00:14, 38.2it/s]");
+    }
+    std::fs::write(&path, &new).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let _ = std::fs::remove_file(&path);
+}

@@ -2,6 +2,7 @@
 //! the log last reported before it.
 
 use regex::bytes::Regex;
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 /// How far back to look for a step or epoch marker.
@@ -108,6 +109,68 @@ pub(crate) fn progress_before(
     }
 }
 
+/// The step markers of a window, found once: a window with many findings
+/// to place (thousands of distinct errors) asks [`Markers::progress_before`]
+/// — a binary search and a walk back over the markers — instead of
+/// searching back through the window for each finding, which made the scan
+/// quadratic in distinct findings. Same answers as [`progress_before`].
+pub(crate) struct Markers {
+    starts: Vec<usize>,
+}
+
+impl Markers {
+    /// The markers of `hay`.
+    pub(crate) fn new(hay: &[u8]) -> Markers {
+        Markers {
+            starts: marker().find_iter(hay).map(|m| m.start()).collect(),
+        }
+    }
+
+    /// What [`progress_before`] returns for the same arguments.
+    pub(crate) fn progress_before(
+        &self,
+        hay: &[u8],
+        offset: usize,
+        lookback: usize,
+        rank: Option<u32>,
+    ) -> Progress {
+        let from = offset.saturating_sub(STEP_LOOKBACK.min(lookback));
+        let end = self.starts.partition_point(|&s| s < offset);
+        let begin = self.starts[..end].partition_point(|&s| s < from);
+        let line_of = |at: usize| {
+            let start = memchr::memrchr(b'\n', &hay[..at])
+                .map_or(0, |p| p + 1)
+                .max(from);
+            let stop = memchr::memchr(b'\n', &hay[at..offset]).map_or(offset, |p| at + p);
+            &hay[start..stop]
+        };
+        // A marker cut by `offset` counts only if what is left still reads
+        // as one, as a search of the span up to `offset` would see it.
+        let marked = |line: &&[u8]| marker().is_match(line);
+        let candidates = self.starts[begin..end].iter().rev();
+        let Some(rank) = rank else {
+            return candidates
+                .map(|&at| line_of(at))
+                .find(marked)
+                .map(progress_of)
+                .unwrap_or_default();
+        };
+        let mut untagged = None;
+        for &at in candidates {
+            let line = line_of(at);
+            if !marked(&line) {
+                continue;
+            }
+            match crate::prefix::parse_prefix(&line[..line.len().min(256)]).origin {
+                Some(crate::prefix::Origin::Rank(r)) if r == rank => return progress_of(line),
+                None if untagged.is_none() => untagged = Some(line),
+                _ => {}
+            }
+        }
+        untagged.map_or_else(Progress::default, progress_of)
+    }
+}
+
 /// The first span [`progress_before`] searches; it grows fourfold.
 const NEAR_LOOKBACK: usize = 4 << 10;
 
@@ -151,6 +214,28 @@ pub(crate) fn timestamp_before(
     lookback: usize,
     rank: Option<u32>,
 ) -> Option<crate::prefix::Timestamp> {
+    timestamp_before_in(hay, offset, lookback, rank, None)
+}
+
+/// The prefixes a window's timestamp lookups parsed, by line start: a
+/// window with thousands of findings to place parses each line once, not
+/// once per finding within 256 lines of it.
+pub(crate) type PrefixMemo = HashMap<
+    usize,
+    (
+        Option<crate::prefix::Timestamp>,
+        Option<crate::prefix::Origin>,
+    ),
+>;
+
+/// [`timestamp_before`], parsing through `memo` when given.
+pub(crate) fn timestamp_before_in(
+    hay: &[u8],
+    offset: usize,
+    lookback: usize,
+    rank: Option<u32>,
+    mut memo: Option<&mut PrefixMemo>,
+) -> Option<crate::prefix::Timestamp> {
     let floor = offset.saturating_sub(lookback);
     let mut end = offset;
     for _ in 0..TIMESTAMP_LOOKBACK {
@@ -158,11 +243,18 @@ pub(crate) fn timestamp_before(
             return None;
         }
         let start = memchr::memrchr(b'\n', &hay[..end - 1]).map_or(0, |p| p + 1);
-        let p = line_prefix(&hay[start..end - 1]);
+        let parse = || {
+            let p = line_prefix(&hay[start..end - 1]);
+            (p.timestamp, p.origin)
+        };
+        let (timestamp, origin) = match memo.as_deref_mut() {
+            Some(m) => *m.entry(start).or_insert_with(parse),
+            None => parse(),
+        };
         // Another rank's clock says when *it* wrote.
-        let other = matches!((p.origin, rank), (Some(crate::prefix::Origin::Rank(r)), Some(want)) if r != want);
-        if p.timestamp.is_some() && !other {
-            return p.timestamp;
+        let other = matches!((origin, rank), (Some(crate::prefix::Origin::Rank(r)), Some(want)) if r != want);
+        if timestamp.is_some() && !other {
+            return timestamp;
         }
         end = start;
     }
@@ -291,6 +383,38 @@ mod tests {
         );
     }
 
+    #[test]
+    fn memoised_timestamp_lookups_give_what_direct_ones_give() {
+        let mut hay = Vec::new();
+        for i in 0..3000u64 {
+            let line = match i % 5 {
+                0 => format!(
+                    "[rank{}]:[E1129 19:46:{:02}.1 x.cc:1] boom {i}\n",
+                    i % 3,
+                    i % 60
+                ),
+                1 => format!("2026-11-29 19:41:{:02},724 INFO step {i}\n", i % 60),
+                _ => format!("RuntimeError: Function 'Op{i:08}Backward0' returned nan values\n"),
+            };
+            hay.extend_from_slice(line.as_bytes());
+        }
+        let mut memo = PrefixMemo::new();
+        let starts: Vec<usize> = std::iter::once(0)
+            .chain(memchr::memchr_iter(b'\n', &hay).map(|p| p + 1))
+            .collect();
+        for &offset in starts.iter().step_by(7) {
+            for rank in [None, Some(0), Some(2)] {
+                for lookback in [300, usize::MAX] {
+                    assert_eq!(
+                        timestamp_before_in(&hay, offset, lookback, rank, Some(&mut memo)),
+                        timestamp_before(&hay, offset, lookback, rank),
+                        "offset {offset} rank {rank:?}"
+                    );
+                }
+            }
+        }
+    }
+
     /// The look back as one span (`lookback` bytes at most), the way it
     /// was done before it searched the nearest lines first.
     fn in_one(hay: &[u8], offset: usize, lookback: usize, rank: Option<u32>) -> Progress {
@@ -316,13 +440,20 @@ mod tests {
                 ),
             }
         }
+        let markers = Markers::new(&hay);
         for offset in (0..hay.len()).step_by(997).chain([hay.len()]) {
             for lookback in [100, 5000, 70_000, usize::MAX] {
                 for rank in [None, Some(0), Some(1), Some(2), Some(3)] {
+                    let one = in_one(&hay, offset, lookback, rank);
                     assert_eq!(
                         progress_before(&hay, offset, lookback, rank),
-                        in_one(&hay, offset, lookback, rank),
+                        one,
                         "offset {offset} lookback {lookback} rank {rank:?}"
+                    );
+                    assert_eq!(
+                        markers.progress_before(&hay, offset, lookback, rank),
+                        one,
+                        "indexed: offset {offset} lookback {lookback} rank {rank:?}"
                     );
                 }
             }

@@ -41,7 +41,7 @@ use crate::sink::{EnvFact, Fork, Location, Match, Sink, Window};
 use crate::source::SourceInfo;
 use crate::templates::Templates;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// The `schema` value of this version of the report.
 pub const SCHEMA: &str = "cudnnlog.report/1";
@@ -263,6 +263,9 @@ struct Acc {
 pub struct FindingsSink<'c> {
     catalog: &'c Catalog,
     accs: Vec<Acc>,
+    /// The accumulators by [`key`] of (class, severity, signature): a log
+    /// of thousands of distinct findings must not cost a search per match.
+    index: HashMap<u64, Vec<usize>>,
     env: Environment,
     templates: Templates,
 }
@@ -290,12 +293,70 @@ fn fill_year(missed: &mut u32, w: &Window<'_>, loc: &mut Location) {
     loc.timestamp = Some(t);
 }
 
+/// The index key of a finding: a hash of its class, severity and
+/// signature (collisions are told apart by comparing them).
+fn key(class: &str, severity: Severity, signature: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (class, severity as u8, signature).hash(&mut h);
+    h.finish()
+}
+
+/// Step and epoch lookups of one window: the first few search back
+/// directly (a window holds few findings), the rest use the window's
+/// markers found once ([`Markers`](crate::context::Markers)).
+struct Placer<'w, 'a> {
+    w: &'w Window<'a>,
+    asked: usize,
+    markers: Option<crate::context::Markers>,
+    prefixes: crate::context::PrefixMemo,
+}
+
+/// Lookups in a window before its markers are indexed.
+const INDEX_AFTER: usize = 32;
+
+impl Placer<'_, '_> {
+    fn progress(&mut self, byte: u64, rank: Option<u32>) -> Progress {
+        let w = self.w;
+        if !w.contains(byte) {
+            return Progress::default();
+        }
+        let offset = (byte - w.base) as usize;
+        self.asked += 1;
+        if self.asked <= INDEX_AFTER {
+            return crate::context::progress_before(w.hay, offset, w.lookback, rank);
+        }
+        self.markers
+            .get_or_insert_with(|| crate::context::Markers::new(w.hay))
+            .progress_before(w.hay, offset, w.lookback, rank)
+    }
+
+    fn timestamp(&mut self, byte: u64, rank: Option<u32>) -> Option<crate::prefix::Timestamp> {
+        let w = self.w;
+        if !w.contains(byte) {
+            return None;
+        }
+        let offset = (byte - w.base) as usize;
+        let memo = (self.asked > INDEX_AFTER).then_some(&mut self.prefixes);
+        crate::context::timestamp_before_in(w.hay, offset, w.lookback, rank, memo)
+    }
+}
+
 impl<'c> FindingsSink<'c> {
+    /// The accumulator of this class, severity and signature.
+    fn find(&self, k: u64, class: &str, severity: Severity, signature: &str) -> Option<usize> {
+        self.index.get(&k)?.iter().copied().find(|&i| {
+            let a = &self.accs[i];
+            a.class == class && a.severity == severity && a.signature == signature
+        })
+    }
+
     /// An empty aggregator for matches of `catalog`'s patterns.
     pub fn new(catalog: &'c Catalog) -> FindingsSink<'c> {
         FindingsSink {
             catalog,
             accs: Vec::new(),
+            index: HashMap::new(),
             env: Environment::default(),
             templates: Templates::default(),
         }
@@ -471,10 +532,10 @@ impl Fork for FindingsSink<'_> {
 
     fn join(&mut self, other: Self) {
         for b in other.accs {
-            let found = self.accs.iter().position(|a| {
-                a.class == b.class && a.severity == b.severity && a.signature == b.signature
-            });
+            let k = key(&b.class, b.severity, &b.signature);
+            let found = self.find(k, &b.class, b.severity, &b.signature);
             let Some(i) = found else {
+                self.index.entry(k).or_default().push(self.accs.len());
                 self.accs.push(b);
                 continue;
             };
@@ -525,11 +586,11 @@ impl Sink for FindingsSink<'_> {
         let pos = (m.location.source, m.location.byte);
         // Findings are few: a linear search with borrowed strings costs less
         // than building an owned key for every match of a burst.
-        let found = self.accs.iter().position(|a| {
-            a.class == m.class && a.severity == m.severity && a.signature == m.signature
-        });
+        let k = key(m.class, m.severity, &m.signature);
+        let found = self.find(k, m.class, m.severity, &m.signature);
         match found {
             None => {
+                self.index.entry(k).or_default().push(self.accs.len());
                 self.accs.push(Acc {
                     signature: m.signature.clone(),
                     pattern: m.pattern_index,
@@ -593,6 +654,12 @@ impl Sink for FindingsSink<'_> {
     fn window_end(&mut self, w: &Window<'_>) -> Result<(), crate::Error> {
         let rules = self.catalog.evidence_rules();
         let mut year_misses = 0;
+        let mut placer = Placer {
+            w,
+            asked: 0,
+            markers: None,
+            prefixes: Default::default(),
+        };
         for a in &mut self.accs {
             // A distributed failure: read what the log says of each rank.
             let distributed = a.class.starts_with("nccl.") || a.class.starts_with("dist.");
@@ -616,16 +683,16 @@ impl Sink for FindingsSink<'_> {
                 (&mut a.last, a.last_event, &mut a.last_progress),
             ] {
                 if loc.source == w.source() && progress.is_none() && w.contains(event) {
-                    *progress = Some(w.progress_before_of(event, loc.rank));
+                    *progress = Some(placer.progress(event, loc.rank));
                     if loc.timestamp.is_none() {
-                        loc.timestamp = w.timestamp_before_of(event, loc.rank);
+                        loc.timestamp = placer.timestamp(event, loc.rank);
                     }
                     fill_year(&mut year_misses, w, loc);
                 }
             }
             if let Some((loc, event, progress)) = a.per_source.get_mut(&w.source()) {
                 if progress.is_none() && w.contains(*event) {
-                    *progress = Some(w.progress_before_of(*event, loc.rank));
+                    *progress = Some(placer.progress(*event, loc.rank));
                 }
             }
         }

@@ -78,7 +78,7 @@ impl LogCopy {
     fn name(&self) -> String {
         match &self.file {
             LogFile::Temp(_) => "a temporary file".to_owned(),
-            LogFile::Kept(_, path) => crate::render::sanitize(&path.display().to_string()),
+            LogFile::Kept(_, path) => crate::render::sanitize_line(&path.display().to_string()),
         }
     }
 
