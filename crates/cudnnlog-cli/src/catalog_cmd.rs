@@ -510,19 +510,23 @@ pub fn suggest(template: &cudnnlog::report::Unclassified) -> (String, String) {
             None => regex_escape(t),
         })
         .collect();
-    let toml_str = |s: &str| serde_json::to_string(s).expect("a string serialises");
+    // Every value the log gave is quoted by the TOML serializer, which
+    // picks a literal or a basic string and escapes what needs it: a line
+    // may hold `'''`, `"""`, backslashes or control characters, and the
+    // draft must load as it is written.
+    let toml_str = |s: &str| toml::Value::String(s.to_string()).to_string();
     let text = format!(
         r#"# Drafted by `cudnnlog patterns suggest` from {count} unclassified line(s); first seen on
 # line {line}. Edit the class, summary, doc, causes and remediations, add a
 # counterexample, then run `cudnnlog patterns check DIR`.
-id = "{id}"
+id = {id}
 class = "python.exception"  # edit: pick the class from patterns/classes.toml
 severity = "error"
 stability = "preview"
 since = "0.1.0"
 summary = {summary}
 anchors = [{anchor}]
-regex = '''{regex}'''
+regex = {regex}
 
 [doc]
 what = {what}
@@ -533,10 +537,9 @@ id = "code_bug"  # edit: the likely causes (patterns/causes.toml)
 prior = 0.5
 
 [[examples]]
-log = '''
-{example}
-'''
+log = {example}
 "#,
+        id = toml_str(&id),
         count = template.count,
         line = template.first.line,
         summary = toml_str(&format!("TODO: {}", template.template)),
@@ -545,9 +548,9 @@ log = '''
         } else {
             "TODO: an anchor"
         }),
-        regex = regex.join(r"\s+"),
+        regex = toml_str(&regex.join(r"\s+")),
         what = toml_str(&format!("Lines like: {}", template.template)),
-        example = template.example.replace("'''", "' ' '"),
+        example = toml_str(&format!("{}\n", template.example)),
     );
     (id, text)
 }

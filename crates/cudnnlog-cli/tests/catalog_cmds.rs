@@ -310,3 +310,49 @@ fn an_oversized_anchorless_or_huge_regex_user_pattern_is_refused() {
         assert_eq!(err.lines().count(), 1, "{err}");
     }
 }
+
+/// `patterns suggest` on a line holding `'''`, `"""`, backslashes and
+/// control characters writes a draft whose strings are TOML-escaped: it
+/// loads, keeps the line as it was, and passes `patterns check`.
+#[test]
+fn a_suggested_draft_of_a_line_with_quotes_backslashes_and_controls_checks() {
+    let dir = TempDir::new("suggest-quotes");
+    let message = "loader: cannot parse it'''s a\"\"\"b near C:\\data\\x and \\\\ then \u{1}ctl\u{7f} done'''";
+    dir.write(
+        "weird.log",
+        &format!("2026-11-29 19:41:06,500 ERROR {message}\n"),
+    );
+    let drafts = format!("{}/drafts", dir.path());
+    let log = format!("{}/weird.log", dir.path());
+    let out = cudnnlog(&["patterns", "suggest", "--out", &drafts, &log], None);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let files: Vec<PathBuf> = std::fs::read_dir(&drafts)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    let draft: toml::Table = toml::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let regex = draft["regex"].as_str().unwrap();
+    assert!(
+        regex.contains("it'''s") && regex.contains("a\"\"\"b") && regex.contains("\u{1}ctl\u{7f}"),
+        "{regex}"
+    );
+    assert_eq!(
+        draft["examples"][0]["log"].as_str(),
+        Some(format!("{message}\n").as_str())
+    );
+    let check = cudnnlog(&["patterns", "check", &drafts], None);
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{}{}\n{text}",
+        stdout(&check),
+        String::from_utf8_lossy(&check.stderr)
+    );
+    assert!(
+        stdout(&check).contains("1 patterns, 1 examples"),
+        "{}",
+        stdout(&check)
+    );
+}

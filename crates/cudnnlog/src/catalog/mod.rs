@@ -425,48 +425,9 @@ impl CatalogBuilder {
                     .map(|((p, _), json)| (format!("patterns/{p}"), json.to_string(), true)),
             );
         }
-        for dir in &self.dirs {
-            let mut paths = Vec::new();
-            collect_toml(dir, &mut paths)?;
-            paths.sort();
-            for p in paths {
-                let len = std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
-                if len > MAX_FILE_BYTES {
-                    return Err(bad(
-                        &p.display().to_string(),
-                        "(file)",
-                        format!("{len} bytes; a catalog file may have at most {MAX_FILE_BYTES}"),
-                    ));
-                }
-                let text = std::fs::read_to_string(&p).map_err(|e| Error::Io {
-                    path: p.display().to_string(),
-                    source: e,
-                })?;
-                files.push((p.display().to_string(), text, false));
-            }
-        }
+        files.extend(load::read_user_dirs(&self.dirs)?);
         Catalog::assemble(files)
     }
-}
-
-fn collect_toml(dir: &Path, out: &mut Vec<std::path::PathBuf>) -> Result<(), Error> {
-    let entries = std::fs::read_dir(dir).map_err(|e| Error::Io {
-        path: dir.display().to_string(),
-        source: e,
-    })?;
-    for entry in entries {
-        let entry = entry.map_err(|e| Error::Io {
-            path: dir.display().to_string(),
-            source: e,
-        })?;
-        let path = entry.path();
-        if path.is_dir() {
-            collect_toml(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "toml") {
-            out.push(path);
-        }
-    }
-    Ok(())
 }
 
 fn file_stem(path: &str) -> &str {
