@@ -450,7 +450,7 @@ fn follow_survives_a_file_rewritten_in_place() {
     let path = std::env::temp_dir().join(format!("cudnnlog-rewrite-{}.log", std::process::id()));
     let line = "2026-11-29 19:41:04,724 INFO train: step 7 loss 2.3\n";
     std::fs::write(&path, line.repeat(300_000 / line.len())).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cudnnlog"))
+    let child = Command::new(env!("CARGO_BIN_EXE_cudnnlog"))
         .args([
             "scan",
             "--follow",
