@@ -28,6 +28,8 @@ pub struct Done {
     pub summary: Summary,
     /// A job had a finding at least this severe: any finding.
     pub any_finding: bool,
+    /// A job had an input that could not be read, or not to its end.
+    pub any_error: bool,
 }
 
 /// Scans `jobs` and writes their verdicts and summary to standard output
@@ -56,6 +58,7 @@ pub fn run(
     let mut summary = Summary::default();
     let mut kept: Vec<Option<Triaged>> = vec![None; jobs.len()];
     let mut any_finding = false;
+    let mut any_error = false;
     let mut failure: Option<anyhow::Error> = None;
     let mut closed = false;
     fleet::triage(scanner, jobs, mmap, |i, done| {
@@ -64,6 +67,7 @@ pub fn run(
         }
         summary.add(&done.verdict);
         any_finding |= done.verdict.findings > 0;
+        any_error |= done.verdict.error.is_some();
         if quiet {
             return true;
         }
@@ -113,6 +117,7 @@ pub fn run(
     Ok(Done {
         summary,
         any_finding,
+        any_error,
     })
 }
 

@@ -101,7 +101,9 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
             FailOn::Warning => done.any_finding,
             FailOn::Error => done.summary.failed > 0,
         };
-        let unreadable = jobs.len() as u64 > done.summary.jobs || done.summary.unreadable > 0;
+        let unreadable = jobs.len() as u64 > done.summary.jobs
+            || done.summary.unreadable > 0
+            || done.any_error;
         return Ok(if unreadable {
             ExitCode::from(2)
         } else if fails {
@@ -200,6 +202,37 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
             inputs::Input::File(p) => rank_of.get(p.as_path()),
             inputs::Input::Stdin => None,
         };
+        // A truncated or corrupt archive, or a read that failed part way:
+        // what was read before it was scanned. Keep that source and its
+        // findings, and still report the error (one line, exit 2).
+        let (result, cut_short) = match result {
+            Err(err) => match cudnnlog::source::Incomplete::of(&err) {
+                Some(cut) => {
+                    let mut info = cut.info.clone();
+                    if let inputs::Input::File(p) = input {
+                        info.modified = std::fs::metadata(p)
+                            .ok()
+                            .filter(|m| m.is_file())
+                            .and_then(|m| m.modified().ok());
+                    }
+                    (Ok(info), Some(err))
+                }
+                None => (Err(err), None),
+            },
+            ok => (ok, None),
+        };
+        if let Some(err) = cut_short {
+            if !shared.as_ref().is_some_and(|s| s.closed()) {
+                failed = true;
+                if !args.quiet {
+                    writeln!(
+                        std::io::stderr(),
+                        "cudnnlog: {}",
+                        render::sanitize_line(&err.to_string())
+                    )?;
+                }
+            }
+        }
         match result {
             Ok(info) => {
                 if let Some(&rank) = rank {

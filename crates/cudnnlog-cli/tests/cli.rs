@@ -593,11 +593,30 @@ fn compressed_logs_are_read() {
     ));
     assert_eq!(two.findings[0].class, "torch.device_mismatch");
 
-    let cut = cudnnlog(&["scan", "fixtures/compressed/truncated.gz"], None);
+    // Cut short: what it held is scanned and reported, the error is one
+    // line, the exit status 2.
+    let cut = cudnnlog(
+        &["scan", "--format", "json", "fixtures/compressed/truncated.gz"],
+        None,
+    );
     assert_eq!(cut.status.code(), Some(2));
-    let err = String::from_utf8(cut.stderr).unwrap();
+    let err = String::from_utf8(cut.stderr.clone()).unwrap();
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("truncated.gz"), "{err}");
+    assert!(
+        err.contains("truncated.gz: corrupt or truncated gzip data"),
+        "{err}"
+    );
+    assert!(err.contains("(after 29 lines, which were scanned)"), "{err}");
+    let r = json(&cut);
+    assert_eq!(r.sources.len(), 1);
+    assert!(r.sources[0].path.ends_with("truncated.gz"));
+    assert_eq!(r.sources[0].lines, 29);
+    assert_eq!(r.findings[0].class, "cuda.oom");
+    // The table too.
+    let table = cudnnlog(&["scan", "fixtures/compressed/truncated.gz"], None);
+    assert_eq!(table.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&table.stderr).lines().count(), 1);
+    assert!(String::from_utf8_lossy(&table.stdout).contains("cuda.oom"));
 }
 
 /// Directories are walked (sorted, filtered by `--glob`), compressed files

@@ -89,7 +89,22 @@ pub fn scan_job(scanner: &Scanner, job: &Job, mmap: MmapChoice) -> Triaged {
     let mut errors = Vec::new();
     for source in &job.sources {
         let mut fork = sink.fork();
-        match scanner.scan_path_parallel(0, &source.path, mmap, &mut fork, &|_| {}) {
+        let result = scanner.scan_path_parallel(0, &source.path, mmap, &mut fork, &|_| {});
+        // A truncated archive: keep what was read before the damage, and
+        // note the error.
+        let result = match result {
+            Err(e) => match crate::source::Incomplete::of(&e) {
+                Some(cut) => {
+                    let mut info = cut.info.clone();
+                    info.modified = crate::source::modified(&source.path);
+                    errors.push(e.to_string());
+                    Ok(info)
+                }
+                None => Err(e),
+            },
+            ok => ok,
+        };
+        match result {
             Ok(info) => {
                 if let Some(rank) = source.rank {
                     fork.assume_rank(rank);

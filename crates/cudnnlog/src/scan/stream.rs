@@ -59,7 +59,7 @@ impl Scanner {
         let keep_back = cfg.back + cfg.back.max(cfg.lookback);
         let capacity = keep_back + cfg.block + cfg.forward;
         let mut now = Block::first(capacity);
-        now.read(&mut reader, &cfg).map_err(io)?;
+        now.read(&mut reader, &cfg);
         self.search_window(&now.buf, &now.owned, &mut now.found);
         let mut next = Block::first(capacity);
         loop {
@@ -70,31 +70,46 @@ impl Scanner {
                 }
                 progress();
                 let lines = count_lines(&mut st.counter, &now.buf);
-                return Ok(SourceInfo {
+                let info = SourceInfo {
                     path: name.to_string(),
                     bytes: st.base + now.buf.len() as u64,
                     lines,
                     modified: None,
-                });
+                };
+                // A read that failed part way (a truncated archive) ends
+                // the stream: what came before it was scanned, and the
+                // error says so, with what was read.
+                return match now.error.take() {
+                    None => Ok(info),
+                    Some(e) if info.bytes == 0 => Err(io(e).into()),
+                    Some(e) => {
+                        let kind = e.kind();
+                        let incomplete = crate::source::Incomplete { info, error: e };
+                        Err(io(std::io::Error::new(kind, incomplete)).into())
+                    }
+                };
             }
             // What later windows need of this one: the context before, and
             // the unowned rest. The helper copies it and reads more of the
             // stream while this window is framed, so a live stream's window
-            // is reported before its next block arrives.
-            let keep = line_start_before(&now.buf, now.owned.end.saturating_sub(keep_back));
+            // is reported before its next block arrives. The context starts
+            // on a line, unless that line began more than `keep_back` before
+            // it: a line with no end (a decompression bomb of zeros) is cut,
+            // not kept whole, so memory stays bounded.
+            let context = now.owned.end.saturating_sub(keep_back);
+            let keep = line_start_before(&now.buf, context).max(context.saturating_sub(keep_back));
             let stopped = st.stopped;
-            let (framed, read) = std::thread::scope(|scope| {
+            let framed = std::thread::scope(|scope| {
                 let (next, now_buf, owned_end, reader) =
                     (&mut next, &now.buf, now.owned.end, &mut reader);
                 let ahead = scope.spawn(move || {
                     next.buf.clear();
                     next.buf.extend_from_slice(&now_buf[keep..]);
                     next.owned = owned_end - keep..0;
-                    next.read(reader, &cfg)?;
+                    next.read(reader, &cfg);
                     if !stopped {
                         self.search_window(&next.buf, &next.owned, &mut next.found);
                     }
-                    Ok::<(), std::io::Error>(())
                 });
                 let framed = match stopped {
                     true => Ok(()),
@@ -103,13 +118,12 @@ impl Scanner {
                         self.finish_window(&mut st, &now.buf, owned, false, &now.found, sink)
                     }
                 };
-                let read = ahead
+                ahead
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                (framed, read)
+                framed
             });
             framed?;
-            read.map_err(io)?;
             progress();
             let line = st.counter.line_at(&now.buf, keep);
             st.counter = LineCounter::new(line);
@@ -125,7 +139,10 @@ struct Block {
     buf: Vec<u8>,
     /// Where the owned lines start in `buf` (set before reading) and end.
     owned: Range<usize>,
+    /// The stream ended: at its end, or at `error`.
     eof: bool,
+    /// A read that failed, ending the stream after the bytes before it.
+    error: Option<std::io::Error>,
     found: Found,
 }
 
@@ -135,16 +152,21 @@ impl Block {
             buf: Vec::with_capacity(capacity),
             owned: 0..0,
             eof: false,
+            error: None,
             found: Found::default(),
         }
     }
 
     /// Reads a block after the kept bytes and the context after it, and
     /// ends the owned part at the last line end before that context (a
-    /// block with no line end, one giant line, is cut where it is).
-    fn read<R: Read>(&mut self, reader: &mut R, cfg: &Config) -> std::io::Result<()> {
+    /// block with no line end, one giant line, is cut where it is). A read
+    /// error ends the stream, keeping the bytes read before it.
+    fn read<R: Read>(&mut self, reader: &mut R, cfg: &Config) {
         let from = self.owned.start;
-        self.eof = fill(reader, &mut self.buf, from + cfg.block + cfg.forward)?;
+        (self.eof, self.error) = match fill(reader, &mut self.buf, from + cfg.block + cfg.forward) {
+            Ok(eof) => (eof, None),
+            Err(e) => (true, Some(e)),
+        };
         let to = if self.eof {
             self.buf.len()
         } else {
@@ -155,12 +177,12 @@ impl Block {
             }
         };
         self.owned = from..to;
-        Ok(())
     }
 }
 
 /// Reads until `buf` holds `want` bytes or the stream ends; true at the end.
-/// Reads straight into `buf`'s spare room.
+/// Reads straight into `buf`'s spare room; on an error, what was read
+/// before it is in `buf`.
 fn fill<R: Read>(reader: &mut R, buf: &mut Vec<u8>, want: usize) -> std::io::Result<bool> {
     while buf.len() < want {
         let missing = (want - buf.len()) as u64;
