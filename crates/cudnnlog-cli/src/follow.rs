@@ -1,24 +1,29 @@
 //! `cudnnlog scan --follow FILE`: watch a growing log, `tail -f` style, and
 //! report each new finding as it appears. A file that shrinks (truncated)
 //! or is replaced (rotated: another inode at the path) is read again from
-//! its start.
+//! its start. `--follow -` follows standard input until it ends.
+//!
+//! The scanning is the library's [`Follower`]; this module reads (polling
+//! the file, or a thread reading the pipe), decides when to scan and
+//! prints.
 
 use crate::{json_out, render};
-use cudnnlog::report::FindingsSink;
+use cudnnlog::follow::{Announced, Follower};
 use cudnnlog::Scanner;
-use std::collections::HashSet;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// How often the file is polled.
 const POLL: Duration = Duration::from_millis(200);
-/// Output is scanned once the writer has been quiet this long (so that a
-/// traceback is complete), or once this much has piled up.
+/// New lines are scanned once the writer has been quiet this long (so that
+/// a traceback written in pieces is complete), and at the latest this long
+/// after they arrived, however busy the writer: a finding is reported
+/// within about `QUIET + POLL`.
 const QUIET: Duration = Duration::from_millis(500);
-const PILE: u64 = 8 << 20;
-/// Context kept before new bytes, so events that started earlier are framed.
-const CONTEXT: u64 = 256 << 10;
+/// What one read of a pipe takes.
+const PIECE: usize = 64 << 10;
 
 #[cfg(unix)]
 fn identity(meta: &std::fs::Metadata) -> u64 {
@@ -31,8 +36,52 @@ fn identity(_meta: &std::fs::Metadata) -> u64 {
     0
 }
 
-/// Follows `path` until interrupted (or for `limit`, for tests), writing a
-/// line per new finding (`ndjson`: a JSON object per new finding).
+/// When to scan: after quiet, or when lines have waited long enough.
+struct Pace {
+    grew_at: Instant,
+    waiting_since: Option<Instant>,
+}
+
+impl Pace {
+    fn new() -> Pace {
+        Pace {
+            grew_at: Instant::now(),
+            waiting_since: None,
+        }
+    }
+
+    fn grew(&mut self) {
+        let now = Instant::now();
+        self.grew_at = now;
+        self.waiting_since.get_or_insert(now);
+    }
+
+    /// Scans what is due; true when it scanned.
+    fn scan(
+        &mut self,
+        f: &mut Follower<'_>,
+        show: &mut impl FnMut(&Announced) -> anyhow::Result<()>,
+    ) -> anyhow::Result<bool> {
+        let quiet = self.grew_at.elapsed() >= QUIET;
+        let waited = self.waiting_since.is_some_and(|t| t.elapsed() >= QUIET);
+        let flush = if f.ready(false) && (quiet || waited || f.room() == 0) {
+            false
+        } else if quiet && f.ready(true) {
+            true
+        } else {
+            return Ok(false);
+        };
+        for a in f.scan(flush)? {
+            show(&a)?;
+        }
+        self.waiting_since = (f.pending() > 0 && !flush).then(Instant::now);
+        Ok(true)
+    }
+}
+
+/// Follows `path` (`-`: standard input) until interrupted, or for `limit`
+/// (for tests), writing a line per new finding (`ndjson`: a JSON object per
+/// new finding).
 pub fn follow(
     scanner: &Scanner,
     path: &Path,
@@ -40,110 +89,151 @@ pub fn follow(
     limit: Option<Duration>,
     out: &mut impl Write,
 ) -> anyhow::Result<()> {
-    let started = Instant::now();
-    let mut announced: HashSet<(String, String, u64)> = HashSet::new();
-    let mut id: Option<u64> = None;
-    // Bytes already scanned, and the line number of the first of the rest.
-    let (mut offset, mut line) = (0u64, 1u64);
-    let (mut seen_len, mut grew_at) = (0u64, Instant::now());
-    loop {
-        if limit.is_some_and(|l| started.elapsed() >= l) {
-            return Ok(());
+    let name = render::sanitize_line(&path.display().to_string());
+    let mut show = |a: &Announced| -> anyhow::Result<()> {
+        let f = &a.finding;
+        if ndjson {
+            let mut v = serde_json::to_value(f)?;
+            let o = v.as_object_mut().expect("a finding is an object");
+            o.insert("type".into(), "finding".into());
+            o.insert("path".into(), path.display().to_string().into());
+            o.insert("line".into(), a.place.line.into());
+            json_out::compact(&mut *out, &v)?;
+            writeln!(out)?;
+        } else {
+            writeln!(
+                out,
+                "{name}:{}: {} ({}) {}",
+                a.place.line,
+                f.class,
+                f.severity.as_str(),
+                render::sanitize_line(&f.message.chars().take(160).collect::<String>())
+            )?;
         }
+        out.flush()?;
+        Ok(())
+    };
+    let mut follower = Follower::new(scanner);
+    if path == Path::new("-") {
+        follow_stdin(&mut follower, limit, &mut show)
+    } else {
+        follow_file(&mut follower, path, &name, limit, &mut show)
+    }
+}
+
+fn follow_file(
+    f: &mut Follower<'_>,
+    path: &Path,
+    name: &str,
+    limit: Option<Duration>,
+    show: &mut impl FnMut(&Announced) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let mut pace = Pace::new();
+    let mut id: Option<u64> = None;
+    let mut file: Option<std::fs::File> = None;
+    let mut piece = Vec::new();
+    while limit.is_none_or(|l| started.elapsed() < l) {
         let Ok(meta) = std::fs::metadata(path) else {
             std::thread::sleep(POLL); // rotated away, not yet recreated
             continue;
         };
         let len = meta.len();
-        if id != Some(identity(&meta)) || len < offset {
+        if id != Some(identity(&meta)) || len < f.offset() {
             if id.is_some() {
-                let why = if len < offset {
+                let why = if len < f.offset() {
                     "truncated"
                 } else {
                     "replaced"
                 };
                 writeln!(
                     std::io::stderr(),
-                    "cudnnlog: {}: {why}, reading it again from the start",
-                    render::sanitize_line(&path.display().to_string())
+                    "cudnnlog: {name}: {why}, reading it again from the start"
                 )?;
             }
             id = Some(identity(&meta));
-            (offset, line, seen_len) = (0, 1, 0);
-            announced.clear();
+            file = None;
+            f.reset();
         }
-        if len != seen_len {
-            (seen_len, grew_at) = (len, Instant::now());
-        }
-        let pending = len.saturating_sub(offset);
-        if pending == 0 || (grew_at.elapsed() < QUIET && pending < PILE) {
-            std::thread::sleep(POLL);
-            continue;
-        }
-        // Read the new bytes with context before them; keep whole lines.
-        let from = offset.saturating_sub(CONTEXT);
-        let mut file = std::fs::File::open(path)?;
-        file.seek(SeekFrom::Start(from))?;
-        let mut bytes = Vec::with_capacity((len - from) as usize);
-        (&mut file).take(len - from).read_to_end(&mut bytes)?;
-        let Some(last_nl) = memchr_last(&bytes) else {
-            std::thread::sleep(POLL);
-            continue;
-        };
-        bytes.truncate(last_nl + 1);
-        // No complete new line yet, or the file was rewritten in place and
-        // is now shorter than what was read: the next look sees which.
-        if bytes.len() <= (offset - from) as usize {
-            std::thread::sleep(POLL);
-            continue;
-        }
-        let mut sink = FindingsSink::new(scanner.catalog());
-        let mut info = scanner.scan_slice(0, &bytes, &mut sink)?;
-        // A yearless timestamp with no dated line near takes the file's year.
-        info.modified = file.metadata().and_then(|m| m.modified()).ok();
-        let report = sink.into_report(vec![info]);
-        // Line numbers in the slice are relative to `from`.
-        let context_lines = bytes[..(offset - from) as usize]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count() as u64;
-        let line_of = |l: u64| line + l - 1 - context_lines;
-        for f in &report.findings {
-            let at = from + f.last.byte;
-            if at < offset {
-                continue;
+        f.set_modified(meta.modified().ok());
+        let mut read = 0;
+        if len > f.offset() && f.room() > 0 {
+            if file.is_none() {
+                file = Some(std::fs::File::open(path)?);
             }
-            let key = (f.class.clone(), f.pattern.clone(), f.first.byte + from);
-            if !announced.insert(key) {
-                continue;
-            }
-            if ndjson {
-                let mut v = serde_json::to_value(f)?;
-                let o = v.as_object_mut().expect("a finding is an object");
-                o.insert("type".into(), "finding".into());
-                o.insert("path".into(), path.display().to_string().into());
-                o.insert("line".into(), line_of(f.last.line).into());
-                json_out::compact(&mut *out, &v)?;
-                writeln!(out)?;
-            } else {
-                writeln!(
-                    out,
-                    "{}:{}: {} ({}) {}",
-                    render::sanitize_line(&path.display().to_string()),
-                    line_of(f.last.line),
-                    f.class,
-                    f.severity.as_str(),
-                    render::sanitize_line(&f.message.chars().take(160).collect::<String>())
-                )?;
+            let Some(handle) = file.as_mut() else {
+                unreachable!("opened above")
+            };
+            let want = (len - f.offset()).min(f.room() as u64);
+            handle.seek(SeekFrom::Start(f.offset()))?;
+            piece.clear();
+            handle.take(want).read_to_end(&mut piece)?;
+            read = piece.len();
+            if read > 0 {
+                f.push(&piece);
+                pace.grew();
             }
         }
-        out.flush()?;
-        let new_bytes = &bytes[(offset - from) as usize..];
-        line += new_bytes.iter().filter(|&&b| b == b'\n').count() as u64;
-        offset = from + bytes.len() as u64;
+        let scanned = pace.scan(f, show)?;
+        // More to read now (a big existing file), or wait for the writer.
+        let behind = len > f.offset() && f.room() > 0;
+        if !(scanned || behind && read > 0) {
+            std::thread::sleep(POLL);
+        }
     }
+    Ok(())
 }
 
-fn memchr_last(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().rposition(|&b| b == b'\n')
+fn follow_stdin(
+    f: &mut Follower<'_>,
+    limit: Option<Duration>,
+    show: &mut impl FnMut(&Announced) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let started = Instant::now();
+    // A bounded queue: a fast writer waits for the scan, memory stays put.
+    let (tx, rx) = mpsc::sync_channel::<std::io::Result<Vec<u8>>>(4);
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        loop {
+            let mut piece = vec![0; PIECE];
+            let got = match stdin.read(&mut piece) {
+                Ok(0) => return,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+            };
+            piece.truncate(got);
+            if tx.send(Ok(piece)).is_err() {
+                return;
+            }
+        }
+    });
+    let mut pace = Pace::new();
+    while limit.is_none_or(|l| started.elapsed() < l) {
+        // Full: a scan is due whatever the pace (it frees the room).
+        if f.room() == 0 {
+            pace.scan(f, show)?;
+        }
+        match rx.recv_timeout(POLL) {
+            Ok(piece) => {
+                f.push(&piece.map_err(|e| anyhow::anyhow!("<stdin>: {e}"))?);
+                pace.grew();
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                // The writer closed the pipe: everything, the last line too.
+                for flush in [false, true] {
+                    for a in f.scan(flush)? {
+                        show(&a)?;
+                    }
+                }
+                return Ok(());
+            }
+        }
+        pace.scan(f, show)?;
+    }
+    Ok(())
 }

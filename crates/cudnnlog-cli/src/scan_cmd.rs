@@ -101,9 +101,8 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
             FailOn::Warning => done.any_finding,
             FailOn::Error => done.summary.failed > 0,
         };
-        let unreadable = jobs.len() as u64 > done.summary.jobs
-            || done.summary.unreadable > 0
-            || done.any_error;
+        let unreadable =
+            jobs.len() as u64 > done.summary.jobs || done.summary.unreadable > 0 || done.any_error;
         return Ok(if unreadable {
             ExitCode::from(2)
         } else if fails {

@@ -39,6 +39,16 @@ fn refused(out: &Output, needle: &str) {
     assert!(err.contains(needle), "{err}");
 }
 
+/// Makes a FIFO at `path` (replacing what is there).
+fn mkfifo(path: &std::path::Path) {
+    let _ = std::fs::remove_file(path);
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
 fn scan_file(name: &str, bytes: &[u8]) -> Output {
     let path = scratch(name);
     std::fs::write(&path, bytes).unwrap();
@@ -165,12 +175,7 @@ fn a_symlink_loop_and_a_missing_path_are_refused_in_one_line() {
 fn a_device_is_refused_and_a_fifo_is_read() {
     refused(&cudnnlog(&["scan", "/dev/zero"], None), "/dev/zero");
     let fifo = scratch("pipe.fifo");
-    let _ = std::fs::remove_file(&fifo);
-    let status = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    mkfifo(&fifo);
     let writer = {
         let fifo = fifo.clone();
         std::thread::spawn(move || std::fs::write(fifo, OOM_LINE).unwrap())
@@ -180,6 +185,51 @@ fn a_device_is_refused_and_a_fifo_is_read() {
     let _ = std::fs::remove_file(&fifo);
     assert_eq!(survived(&out), 1);
     assert_eq!(classes(&out), ["cuda.oom"]);
+}
+
+/// A FIFO named on the command line that no writer opens: refused in one
+/// line after a bounded wait, not a hang in open(). The other inputs are
+/// still scanned.
+#[cfg(unix)]
+#[test]
+fn a_fifo_nobody_writes_is_refused_after_a_bounded_wait() {
+    let fifo = scratch("lonely.fifo");
+    mkfifo(&fifo);
+    let log = scratch("beside-the-fifo.log");
+    std::fs::write(&log, OOM_LINE).unwrap();
+    let started = std::time::Instant::now();
+    let out = cudnnlog(
+        &[
+            "scan",
+            "--job",
+            "--format",
+            "json",
+            fifo.to_str().unwrap(),
+            log.to_str().unwrap(),
+        ],
+        None,
+    );
+    let waited = started.elapsed();
+    let _ = std::fs::remove_file(&fifo);
+    refused(&out, "no writer opened");
+    assert!(waited < std::time::Duration::from_secs(60), "{waited:?}");
+    assert_eq!(classes(&out), ["cuda.oom"]);
+}
+
+/// A /proc pseudo-file claims a size of 0 and may never end
+/// (`/proc/self/pagemap` describes 256 GiB): its first 16 MiB are scanned,
+/// then one line says so.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_proc_pseudo_file_is_read_no_further_than_its_limit() {
+    let started = std::time::Instant::now();
+    let out = cudnnlog(&["scan", "--format", "json", "/proc/self/pagemap"], None);
+    refused(&out, "pseudo-file, read no further than its first 16 MiB");
+    assert_eq!(json(&out).sources[0].bytes, 16 << 20);
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    // A small one is read whole, as a stream.
+    let out = cudnnlog(&["scan", "--format", "json", "/proc/self/status"], None);
+    assert_eq!(survived(&out), 0);
 }
 
 #[test]

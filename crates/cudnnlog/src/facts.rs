@@ -26,15 +26,32 @@ impl fmt::Display for Fact {
     }
 }
 
+/// The most bytes of a text fact; a longer capture is cut, ending in `…`.
+pub const MAX_FACT_TEXT: usize = 1024;
+
 impl Fact {
-    /// Turns a capture into a fact according to its name.
+    /// Turns a capture into a fact according to its name. Text is trimmed
+    /// and cut to [`MAX_FACT_TEXT`] bytes.
+    ///
+    /// ```
+    /// use cudnnlog::facts::{Fact, MAX_FACT_TEXT};
+    /// assert_eq!(Fact::from_capture("requested_bytes", "20.00 MiB"), Fact::Int(20 << 20));
+    /// assert_eq!(Fact::from_capture("op", " conv2d "), Fact::Text("conv2d".into()));
+    /// let Fact::Text(long) = Fact::from_capture("op", &"x".repeat(5000)) else { panic!() };
+    /// assert!(long.len() <= MAX_FACT_TEXT && long.ends_with('…'));
+    /// ```
     pub fn from_capture(name: &str, text: &str) -> Fact {
         if name.ends_with("_bytes") {
             if let Some(n) = parse_size(text) {
                 return Fact::Int(n);
             }
         }
-        Fact::Text(text.trim().to_string())
+        let text = text.trim();
+        if text.len() <= MAX_FACT_TEXT {
+            return Fact::Text(text.to_string());
+        }
+        let cut = crate::scan::truncate(text, MAX_FACT_TEXT - '…'.len_utf8());
+        Fact::Text(format!("{cut}…"))
     }
 }
 

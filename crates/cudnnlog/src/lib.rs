@@ -70,6 +70,7 @@ mod error;
 pub mod facts;
 pub mod fingerprint;
 pub mod fleet;
+pub mod follow;
 pub mod fragments;
 pub mod framer;
 pub mod job;

@@ -55,8 +55,12 @@ pub struct Match<'a> {
     /// For a status carried by a symptom's message (`Could not create cudnn
     /// handle: CUDNN_STATUS_INTERNAL_ERROR`), the symptom's class.
     pub carried_by: Option<&'a str>,
-    /// The value of the pattern's signature captures, joined by `|`.
+    /// The value of the pattern's signature captures, joined by `|` (at
+    /// most 256 bytes).
     pub signature: String,
+    /// The event's text was cut: a line longer than
+    /// [`MAX_LINE_TEXT`](crate::framer::MAX_LINE_TEXT) kept only its ends.
+    pub truncated: bool,
 }
 
 impl<'a> Match<'a> {

@@ -94,6 +94,8 @@ pub(crate) struct Draft {
     pub facts: BTreeMap<String, Fact>,
     /// The values of the pattern's signature captures.
     pub signature: String,
+    /// Text was cut or signatures folded ([`Finding::truncated`](crate::report::Finding::truncated)).
+    pub truncated: bool,
     /// The class of the symptom whose message carries this status.
     pub carrier: Option<String>,
     /// For a distributed failure, what the log says of each rank.
@@ -107,6 +109,7 @@ impl Draft {
     /// severity and signature.
     pub fn absorb(&mut self, other: Draft) {
         self.count += other.count;
+        self.truncated |= other.truncated;
         self.ranks.extend(other.ranks);
         self.ranks.sort_unstable();
         self.ranks.dedup();

@@ -156,6 +156,7 @@ impl Observation {
             message: message.to_string(),
             facts: BTreeMap::new(),
             signature: String::new(),
+            truncated: false,
             carrier: None,
             ranks_evidence: None,
             per_source: BTreeMap::new(),
@@ -316,6 +317,7 @@ pub(crate) fn diagnose_owned(findings: Findings, catalog: &Catalog) -> (Diagnosi
                 caused_by,
                 carried_by,
                 culprit,
+                truncated: d.truncated,
             }
         })
         .collect();

@@ -40,6 +40,7 @@
 mod last_words;
 mod shape;
 mod split;
+mod text;
 mod wrap;
 
 pub use last_words::last_words;
@@ -49,6 +50,7 @@ use crate::ansi;
 use crate::prefix::{parse_prefix, Level, Origin, Prefix};
 use shape::{shape, Shape};
 use std::ops::Range;
+pub use text::MAX_LINE_TEXT;
 
 /// Continuation lines an exception message may have before the event is cut.
 const MAX_CONTINUATION: u32 = 200;
@@ -138,33 +140,10 @@ impl Event<'_> {
     pub fn start(&self) -> usize {
         self.lines[0].start
     }
-
-    /// Writes the event's text into `out`: line bodies joined by `\n`, invalid
-    /// UTF-8 replaced. `line_at` receives each line's offset within `out`.
-    pub fn text_into(
-        &self,
-        hay: &[u8],
-        out: &mut String,
-        line_at: &mut Vec<usize>,
-        scratch: &mut Vec<u8>,
-    ) {
-        out.clear();
-        line_at.clear();
-        for (i, line) in self.lines.iter().enumerate() {
-            if i > 0 {
-                match line.join {
-                    Join::Newline => out.push('\n'),
-                    Join::Space => out.push(' '),
-                    Join::Direct => {}
-                }
-            }
-            line_at.push(out.len());
-            scratch.clear();
-            line.body_into(hay, scratch);
-            out.push_str(&String::from_utf8_lossy(scratch));
-        }
-    }
 }
+
+/// The line that opens a Python traceback.
+pub(crate) const TRACEBACK_HEADER: &[u8] = b"Traceback (most recent call last)";
 
 /// Iterates the physical lines of `hay[range]`.
 pub fn lines(hay: &[u8], range: Range<usize>) -> impl Iterator<Item = (usize, usize)> + '_ {

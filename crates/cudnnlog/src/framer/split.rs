@@ -19,7 +19,7 @@
 use super::shape::{exception_name_len, is_warning_line};
 use std::ops::Range;
 
-const TRACEBACK: &[u8] = b"Traceback (most recent call last)";
+use super::TRACEBACK_HEADER as TRACEBACK;
 
 /// Pushes the logical lines of the physical line `hay[line]` onto `out`, in
 /// order. Most lines are one piece.

@@ -12,7 +12,7 @@ impl Scanner {
         ev: &Event<'_>,
         sink: &mut S,
     ) -> Result<bool, S::Error> {
-        ev.text_into(hay, &mut st.text, &mut st.line_at, &mut st.scratch);
+        let cut = ev.text_into(hay, &mut st.text, &mut st.line_at, &mut st.scratch);
         let text = st.text.as_str();
         // Where the final exception of a traceback starts in `text` (past
         // the indentation of a nested traceback).
@@ -116,11 +116,13 @@ impl Scanner {
             let signature = if p.signature.is_empty() {
                 String::new()
             } else {
-                p.signature
+                let whole = p
+                    .signature
                     .iter()
                     .map(|n| captured(n))
                     .collect::<Vec<_>>()
-                    .join("|")
+                    .join("|");
+                truncate(&whole, MAX_SIGNATURE).to_string()
             };
             let m = Match {
                 pattern: p,
@@ -137,6 +139,7 @@ impl Scanner {
                 status: c.status,
                 carried_by: c.carrier.map(|(class, _)| class),
                 signature,
+                truncated: cut,
             };
             if !sink.matched(&m)? {
                 return Ok(false);

@@ -43,6 +43,9 @@ use literal::*;
 
 /// The longest message kept for a match, in bytes.
 const MAX_MESSAGE: usize = 2000;
+/// The most bytes of a finding's signature (what tells two findings of a
+/// class apart).
+const MAX_SIGNATURE: usize = 256;
 /// How far into a line a match may start before the message starts at it.
 const MESSAGE_LEAD: usize = 40;
 /// The regex group that, when present, marks where a finding is (not a fact).
@@ -247,9 +250,19 @@ struct State {
     /// Hashes of line texts already probed.
     probed: std::collections::HashSet<u64>,
     stopped: bool,
+    /// In a stream: the offset of the candidate line where a region split
+    /// from one in an earlier window starts.
+    split_at: Option<u64>,
 }
 
 impl State {
+    /// [`split_at`](State::split_at) as an offset in the window.
+    fn split_at_in_window(&self) -> Option<usize> {
+        self.split_at
+            .and_then(|a| a.checked_sub(self.base))
+            .map(|a| a as usize)
+    }
+
     fn new(source: usize) -> State {
         State {
             source,
@@ -264,6 +277,7 @@ impl State {
             memo: crate::confirm::Memo::default(),
             probed: std::collections::HashSet::new(),
             stopped: false,
+            split_at: None,
         }
     }
 }
@@ -400,7 +414,8 @@ impl Scanner {
         // A stream's window frames from its own candidates (it has less
         // behind it); in memory, every candidate counts, as in a single pass.
         let hits = &found.hits;
-        let regions = self.regions(hay, hits, |h| whole || owned.contains(&h));
+        let split_at = st.split_at_in_window();
+        let regions = self.regions(hay, hits, |h| whole || owned.contains(&h), split_at);
         self.frame_regions(st, hay, &regions, hits, &owned, sink)?;
         sink.window_end(&Window {
             hay,

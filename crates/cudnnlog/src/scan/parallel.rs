@@ -105,7 +105,7 @@ impl Scanner {
         }
         // 2. Regions over all candidates, as a single pass makes them; then
         // batches of regions framed in parallel. Regions are independent.
-        let regions = self.regions(bytes, &hits, |_| true);
+        let regions = self.regions(bytes, &hits, |_| true, None);
         // Batches small enough that every thread gets several (regions are
         // few and uneven: a burst of warnings is one long region), and no
         // larger than a chunk.

@@ -16,6 +16,14 @@
 //!
 //! Each region reports only the events whose first candidate line is one of
 //! its own, so an event framed by two regions is reported once.
+//!
+//! A region's candidates span at most [`MAX_REGION_SPAN`] bytes
+//! (1 MiB): a flood of errors, or a chain of a hundred thousand
+//! exceptions, is framed as several regions, so one event's text, and the
+//! memory framing it takes, is bounded whatever the input. A stream carries
+//! a region that may go on past its window into the next window whole
+//! ([`Scanner::carried_from`]), so that streamed and mapped scans form the
+//! same regions.
 
 use super::*;
 
@@ -35,6 +43,13 @@ pub(super) struct Region {
     pub bytes: Range<usize>,
     /// The region's candidate lines, as indices into the scan's `hits`.
     pub hits: Range<usize>,
+    /// The region was split from the one before (its candidates spanned
+    /// [`MAX_REGION_SPAN`]): it starts at its first candidate line, and
+    /// the one before ends there. Neither is widened across the split, so
+    /// an event crossing it is cut in two, each part reported by its own
+    /// region.
+    pub split_before: bool,
+    pub split_after: bool,
 }
 
 impl Region {
@@ -42,6 +57,9 @@ impl Region {
         self.bytes.len()
     }
 }
+
+/// The most bytes a region's candidates span.
+const MAX_REGION_SPAN: usize = 1 << 20;
 
 /// An event holding a candidate line, kept until its region is known to be
 /// wide enough.
@@ -56,31 +74,91 @@ impl Scanner {
     /// The regions around the candidate lines `hits` (sorted) that `keep`
     /// accepts: each with [`NEAR`] context (at most the configured context),
     /// snapped to lines, overlapping ones merged.
+    ///
+    /// `split_at`: a candidate line where a region split from an earlier
+    /// window's region starts (a stream carries where it split).
     pub(super) fn regions(
         &self,
         hay: &[u8],
         hits: &[usize],
         keep: impl Fn(usize) -> bool,
+        split_at: Option<usize>,
     ) -> Vec<Region> {
         let back = NEAR.min(self.config.back);
         let forward = NEAR.min(self.config.forward);
+        let span = MAX_REGION_SPAN;
         let mut regions: Vec<Region> = Vec::new();
         for (i, &h) in hits.iter().enumerate().filter(|&(_, &h)| keep(h)) {
             let reach = self.reach_back(hay, h);
             let start = line_start_before(hay, reach.saturating_sub(back));
             let end = line_end_after(hay, (h + forward).min(hay.len()));
+            let spanned = |r: &Region| h - hits[r.hits.start];
             match regions.last_mut() {
-                Some(r) if start <= r.bytes.end => {
+                Some(r)
+                    if start <= r.bytes.end
+                        && (spanned(r) < span
+                            || spanned(r) < 2 * span && !self.starts_fresh(hay, h)) =>
+                {
                     r.bytes.end = r.bytes.end.max(end);
                     r.hits.end = i + 1;
                 }
+                Some(r) if start <= r.bytes.end => {
+                    // Too long a run of candidates: split it at this line.
+                    r.bytes.end = h;
+                    r.split_after = true;
+                    regions.push(Region {
+                        bytes: h..end,
+                        hits: i..i + 1,
+                        split_before: true,
+                        split_after: false,
+                    });
+                }
                 _ => regions.push(Region {
-                    bytes: start..end,
+                    bytes: if split_at == Some(h) { h } else { start }..end,
                     hits: i..i + 1,
+                    split_before: split_at == Some(h),
+                    split_after: false,
                 }),
             }
         }
         regions
+    }
+
+    /// Whether a region may be split at the candidate line at `at`: the
+    /// framer, started there, frames what a single pass frames from there
+    /// on. A traceback's header is such a line (a chain goes on with its
+    /// next traceback); a line inside a traceback is not. A run of
+    /// candidates with no such line is split at twice the span anyway.
+    fn starts_fresh(&self, hay: &[u8], at: usize) -> bool {
+        let head = &hay[at..(at + LINE_HEAD).min(hay.len())];
+        let end = memchr::memchr(b'\n', head).unwrap_or(head.len());
+        let text = &head[..end];
+        let body = &text[crate::prefix::parse_prefix(text).body.min(text.len())..];
+        body.starts_with(crate::framer::TRACEBACK_HEADER)
+    }
+
+    /// Where a stream's window should end its owned part so that its last
+    /// region is not cut: the first candidate of that region, when a
+    /// candidate past `owned` could still join it (or its framing could
+    /// need lines past the window). `None` when the window's regions are
+    /// complete, or the last region starts the owned part (no progress
+    /// would be made: the window owns it as it is). With it, whether that
+    /// region was split from the one before (the next window must frame it
+    /// so too).
+    pub(super) fn carried_from(
+        &self,
+        hay: &[u8],
+        hits: &[usize],
+        owned: &Range<usize>,
+        split_at: Option<usize>,
+    ) -> Option<(usize, bool)> {
+        let regions = self.regions(hay, hits, |h| owned.contains(&h), split_at);
+        let last = regions.last()?;
+        let first = hits[last.hits.start];
+        // A later candidate's region starts at most `back` (its reach) and
+        // NEAR (its context) before it.
+        let joinable = last.bytes.end + self.config.back + NEAR >= owned.end;
+        (joinable && first > owned.start).then_some((first, last.split_before))
     }
 
     /// Where the lines above the candidate line at `at` that may belong to
@@ -141,8 +219,13 @@ impl Scanner {
         let mut lines: Vec<crate::framer::Line> = Vec::new();
         for region in regions {
             let mine = hits[region.hits.start]..hits[region.hits.end - 1] + 1;
-            let wide = line_start_before(hay, mine.start.saturating_sub(self.config.back))
-                ..line_end_after(hay, (mine.end - 1 + self.config.forward).min(hay.len()));
+            let wide = match region.split_before {
+                true => region.bytes.start,
+                false => line_start_before(hay, mine.start.saturating_sub(self.config.back)),
+            }..match region.split_after {
+                true => region.bytes.end,
+                false => line_end_after(hay, (mine.end - 1 + self.config.forward).min(hay.len())),
+            };
             let mut range = region.bytes.clone();
             loop {
                 held.clear();
@@ -158,8 +241,18 @@ impl Scanner {
                     else {
                         return;
                     };
-                    at_start |= ev.lines[0].phys == range.start;
-                    at_end |= ev.lines.last().is_some_and(|l| l.phys == last_line);
+                    let touches_end = ev.lines.last().is_some_and(|l| l.phys == last_line);
+                    let touches_start = ev.lines[0].phys == range.start;
+                    at_start |= touches_start;
+                    at_end |= touches_end;
+                    // Blank lines between an event and a split do not
+                    // end it: the event may go on after them.
+                    let blank = |b: &[u8]| b.iter().all(u8::is_ascii_whitespace);
+                    let first_line = &ev.lines[0];
+                    let last = ev.lines.last().map_or(range.end, |l| l.end);
+                    let cut = (region.split_after && blank(&hay[last.min(range.end)..range.end]))
+                        || (region.split_before
+                            && blank(&hay[range.start..first_line.start.max(range.start)]));
                     if !mine.contains(&first) || !owned.contains(&first) {
                         return;
                     }
@@ -168,7 +261,10 @@ impl Scanner {
                     held.push(Held {
                         kind: ev.kind,
                         origin: ev.origin,
-                        exception: ev.exception,
+                        // An event cut where its region was split is part
+                        // of a longer one: its last exception may not be
+                        // the uncaught one.
+                        exception: ev.exception.filter(|_| !cut),
                         lines: from..lines.len(),
                     });
                 });

@@ -96,6 +96,15 @@ impl Scanner {
             // on a line, unless that line began more than `keep_back` before
             // it: a line with no end (a decompression bomb of zeros) is cut,
             // not kept whole, so memory stays bounded.
+            // A region that may go on past this window is the next one's
+            // (it holds the whole region, as a mapped scan frames it).
+            let split_at = st.split_at_in_window();
+            if let Some((first, split)) =
+                self.carried_from(&now.buf, &now.found.hits, &now.owned, split_at)
+            {
+                now.owned.end = first;
+                st.split_at = split.then_some(st.base + first as u64);
+            }
             let context = now.owned.end.saturating_sub(keep_back);
             let keep = line_start_before(&now.buf, context).max(context.saturating_sub(keep_back));
             let stopped = st.stopped;

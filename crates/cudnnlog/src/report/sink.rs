@@ -1,227 +1,16 @@
-//! The report: findings grouped from matches, with causes and remediations.
-//!
-//! # JSON format, version 1 (`"schema": "cudnnlog.report/1"`)
-//!
-//! [`Report`] serializes to the document `cudnnlog scan --format json`
-//! prints. Fields may be added in later versions; none is removed or changes
-//! meaning within a version. Absent values are omitted (`timestamp`, `step`,
-//! `epoch`, `rank`) or `null` (`primary`).
-//!
-//! ```json
-//! {
-//!   "schema": "cudnnlog.report/1",
-//!   "sources": [{"path": "train.log", "bytes": 2655, "lines": 31}],
-//!   "environment": {"framework": "pytorch", "framework_version": "2.11.0", "cudnn": "9.19.0"},
-//!   "primary": "cuda.oom",
-//!   "findings": [{
-//!     "class": "cuda.oom", "title": "GPU out of memory", "severity": "error",
-//!     "pattern": "cuda-oom-pytorch", "count": 1,
-//!     "first": {"source": 0, "line": 31, "byte": 1722, "timestamp": "2026-11-29T19:41:04.724",
-//!               "step": 3, "epoch": 2},
-//!     "last":  {"source": 0, "line": 31, "byte": 1722},
-//!     "ranks": [],
-//!     "message": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.53 GiB. …",
-//!     "facts": {"requested_bytes": 1642824991, "exception": "torch.OutOfMemoryError"},
-//!     "causes": [{"id": "fragmentation", "confidence": 0.58,
-//!                 "evidence": ["line 29: the request would fit if the cached memory could be reused: …"]}],
-//!     "remediations": ["…"]
-//!   }]
-//! }
-//! ```
-//!
-//! The full field list is in `docs/json-format.md`.
+//! Grouping matches into findings: [`FindingsSink`], and where each
+//! finding is placed in time and training progress.
 
+use super::{Report, Unclassified, SCHEMA};
 use crate::catalog::{Catalog, Severity};
 use crate::context::Progress;
 use crate::diagnose::{diagnose_owned, place, Draft, Findings};
-pub use crate::diagnose::{CrossRun, RankedCause};
 use crate::environment::Environment;
 use crate::facts::Fact;
 use crate::sink::{EnvFact, Fork, Location, Match, Sink, Window};
 use crate::source::SourceInfo;
 use crate::templates::Templates;
-use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-
-/// The `schema` value of this version of the report.
-pub const SCHEMA: &str = "cudnnlog.report/1";
-
-/// A whole report: what was read and what was found.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Report {
-    /// Always [`SCHEMA`].
-    pub schema: String,
-    /// One entry per source, in the order given.
-    pub sources: Vec<SourceInfo>,
-    /// Versions and hardware the log shows (empty when it shows none).
-    pub environment: BTreeMap<String, serde_json::Value>,
-    /// How the run ended, as far as the log shows: `failed` (an error
-    /// finding), `degraded` (warnings only: the run went on, perhaps on the
-    /// CPU or slower), `clean` (no finding).
-    #[serde(default)]
-    pub outcome: Outcome,
-    /// The class of the primary finding: the first error finding that is
-    /// not fallout of another; in a log with warnings only, the most
-    /// important warning (`warning_order` in `patterns/classes.toml`);
-    /// `null` when there is no finding.
-    pub primary: Option<String>,
-    /// Findings in order of first occurrence.
-    pub findings: Vec<Finding>,
-    /// With several sources: how a failure recurs across them.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub cross_run: Vec<CrossRun>,
-    /// Error-level lines no pattern explains, grouped into templates, most
-    /// frequent first.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub unclassified: Vec<Unclassified>,
-}
-
-/// How the run ended, as far as the log shows.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Outcome {
-    /// At least one error finding: the run (or a part of it) failed.
-    Failed,
-    /// Warnings only: the run went on, maybe on the CPU or slower.
-    Degraded,
-    /// No finding.
-    #[default]
-    Clean,
-}
-
-impl Outcome {
-    /// The outcome of a report with these findings.
-    ///
-    /// ```
-    /// use cudnnlog::report::Outcome;
-    /// assert_eq!(Outcome::of(&[]), Outcome::Clean);
-    /// ```
-    pub fn of(findings: &[Finding]) -> Outcome {
-        if findings.iter().any(|f| f.severity == Severity::Error) {
-            Outcome::Failed
-        } else if findings.is_empty() {
-            Outcome::Clean
-        } else {
-            Outcome::Degraded
-        }
-    }
-
-    /// `failed`, `degraded` or `clean`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Failed => "failed",
-            Outcome::Degraded => "degraded",
-            Outcome::Clean => "clean",
-        }
-    }
-}
-
-/// A template of error lines the catalog does not know.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Unclassified {
-    /// The line with variable parts (numbers, paths, ids) as `<*>`.
-    pub template: String,
-    pub count: u64,
-    pub first: Place,
-    pub last: Place,
-    /// The first line that made the template.
-    pub example: String,
-}
-
-/// A place in a source, as reported.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Place {
-    pub source: usize,
-    pub line: u64,
-    pub byte: u64,
-    /// The line's time, ISO 8601 (`2026-11-29T19:46:54.456820794`, with
-    /// `Z` or `±HH:MM` when the log wrote a zone): see
-    /// [`Timestamp::iso`](crate::prefix::Timestamp::iso).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timestamp: Option<String>,
-    /// When the line's time has no year and none could be inferred (bytes
-    /// from memory or a pipe, no dated line near): `--11-29T19:46:54.456820`,
-    /// and no `timestamp`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub yearless_timestamp: Option<String>,
-    /// For a dmesg line: seconds since boot, as written (`4821.553190`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub uptime: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub step: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub epoch: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rank: Option<u32>,
-}
-
-/// All matches of one class and signature.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Finding {
-    /// The class id.
-    pub class: String,
-    /// The class's title.
-    pub title: String,
-    pub severity: Severity,
-    /// The id of the pattern that matched first.
-    pub pattern: String,
-    /// How many events matched.
-    pub count: u64,
-    pub first: Place,
-    pub last: Place,
-    /// Ranks that reported it, ascending.
-    pub ranks: Vec<u32>,
-    /// The first matched line.
-    pub message: String,
-    /// Values captured from the first match.
-    pub facts: BTreeMap<String, Fact>,
-    /// Most likely first.
-    pub causes: Vec<RankedCause>,
-    /// What to do, most specific first.
-    pub remediations: Vec<String>,
-    /// When this finding is fallout of an earlier one (a cuBLAS error after
-    /// a device-side assert, a timeout on the ranks that waited for a failed
-    /// one): the index in `findings` of that finding.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub caused_by: Option<usize>,
-    /// True when the pattern that matched first is a preview: written from
-    /// the framework's templates, not yet proven on a real log.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub preview: bool,
-    /// How sure the match is, when less than certain: a message recognised
-    /// by its tail when its head was cut off.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub confidence: Option<f64>,
-    /// For a distributed failure: the rank(s) the log shows to be at fault
-    /// (the one that never reached the collective, the first to fail), not
-    /// the ranks that reported it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub culprit: Option<crate::culprit::Culprit>,
-    /// When this finding is a status carried by a symptom's message
-    /// (`Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR`): the
-    /// index in `findings` of the symptom.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub carried_by: Option<usize>,
-}
-
-impl<'de> Deserialize<'de> for Fact {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Fact, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Int(u64),
-            Text(String),
-        }
-        Ok(match Raw::deserialize(d)? {
-            Raw::Int(n) => Fact::Int(n),
-            Raw::Text(s) => Fact::Text(s),
-        })
-    }
-}
 
 struct Acc {
     pattern: usize,
@@ -246,6 +35,53 @@ struct Acc {
     ranks_evidence: Option<crate::culprit::RankEvidence>,
     /// The first occurrence in each source, with its event and progress.
     per_source: BTreeMap<usize, (Location, u64, Option<Progress>)>,
+    /// An event's text was cut, or signatures were folded into this one.
+    truncated: bool,
+}
+
+/// Distinct signatures kept per class and severity; later ones are counted
+/// in one finding whose signature is [`OTHER_SIGNATURES`], marked
+/// `truncated` (a log of a million distinct op names is a million findings
+/// otherwise, and as much memory).
+pub const MAX_SIGNATURES: usize = 256;
+
+/// The signature of the finding later distinct signatures are folded into.
+pub const OTHER_SIGNATURES: &str = "…";
+
+impl Acc {
+    /// Takes in `b`, the same finding from a later part of the input or
+    /// another chunk.
+    fn absorb(&mut self, b: Acc) {
+        let a = self;
+        a.count += b.count;
+        a.truncated |= b.truncated;
+        a.ranks.extend(b.ranks);
+        if (b.first.source, b.first.byte) < (a.first.source, a.first.byte) {
+            a.pattern = b.pattern;
+            a.first = b.first;
+            a.first_event = b.first_event;
+            a.first_progress = b.first_progress;
+            a.message = b.message;
+            a.facts = b.facts;
+            a.carrier = b.carrier;
+            a.ranks_evidence = b.ranks_evidence.or(a.ranks_evidence.take());
+        } else if a.ranks_evidence.is_none() {
+            a.ranks_evidence = b.ranks_evidence;
+        }
+        if (b.last.source, b.last.byte) >= (a.last.source, a.last.byte) {
+            a.last = b.last;
+            a.last_event = b.last_event;
+            a.last_progress = b.last_progress;
+        }
+        for (source, first) in b.per_source {
+            match a.per_source.get(&source) {
+                Some(have) if have.0.byte <= first.0.byte => {}
+                _ => {
+                    a.per_source.insert(source, first);
+                }
+            }
+        }
+    }
 }
 
 /// A [`Sink`] that groups matches into findings and builds a [`Report`].
@@ -266,6 +102,9 @@ pub struct FindingsSink<'c> {
     /// The accumulators by [`key`] of (class, severity, signature): a log
     /// of thousands of distinct findings must not cost a search per match.
     index: HashMap<u64, Vec<usize>>,
+    /// Distinct signatures per class and severity (by [`key`] with no
+    /// signature).
+    signatures: HashMap<u64, usize>,
     env: Environment,
     templates: Templates,
 }
@@ -351,12 +190,44 @@ impl<'c> FindingsSink<'c> {
         })
     }
 
+    /// The accumulator a match of this class, severity and signature goes
+    /// to, and its key; `fold` is true when the signature is new and its
+    /// class has [`MAX_SIGNATURES`] already: it goes to
+    /// [`OTHER_SIGNATURES`]' accumulator then (its key and index returned).
+    fn slot(&self, class: &str, severity: Severity, signature: &str) -> (u64, Option<usize>, bool) {
+        let k = key(class, severity, signature);
+        let found = self.find(k, class, severity, signature);
+        let full = || {
+            self.signatures
+                .get(&key(class, severity, ""))
+                .is_some_and(|&n| n >= MAX_SIGNATURES)
+        };
+        if found.is_some() || signature.is_empty() || signature == OTHER_SIGNATURES || !full() {
+            return (k, found, false);
+        }
+        let k = key(class, severity, OTHER_SIGNATURES);
+        (k, self.find(k, class, severity, OTHER_SIGNATURES), true)
+    }
+
+    /// Adds a new accumulator under key `k`.
+    fn push(&mut self, k: u64, acc: Acc) {
+        if !acc.signature.is_empty() && acc.signature != OTHER_SIGNATURES {
+            *self
+                .signatures
+                .entry(key(&acc.class, acc.severity, ""))
+                .or_default() += 1;
+        }
+        self.index.entry(k).or_default().push(self.accs.len());
+        self.accs.push(acc);
+    }
+
     /// An empty aggregator for matches of `catalog`'s patterns.
     pub fn new(catalog: &'c Catalog) -> FindingsSink<'c> {
         FindingsSink {
             catalog,
             accs: Vec::new(),
             index: HashMap::new(),
+            signatures: HashMap::new(),
             env: Environment::default(),
             templates: Templates::default(),
         }
@@ -459,6 +330,7 @@ impl FindingsSink<'_> {
                 carrier: a.carrier,
                 ranks_evidence: a.ranks_evidence,
                 signature: a.signature,
+                truncated: a.truncated,
                 per_source: a
                     .per_source
                     .into_iter()
@@ -531,41 +403,15 @@ impl Fork for FindingsSink<'_> {
     }
 
     fn join(&mut self, other: Self) {
-        for b in other.accs {
-            let k = key(&b.class, b.severity, &b.signature);
-            let found = self.find(k, &b.class, b.severity, &b.signature);
-            let Some(i) = found else {
-                self.index.entry(k).or_default().push(self.accs.len());
-                self.accs.push(b);
-                continue;
-            };
-            let a = &mut self.accs[i];
-            a.count += b.count;
-            a.ranks.extend(b.ranks);
-            if (b.first.source, b.first.byte) < (a.first.source, a.first.byte) {
-                a.pattern = b.pattern;
-                a.first = b.first;
-                a.first_event = b.first_event;
-                a.first_progress = b.first_progress;
-                a.message = b.message;
-                a.facts = b.facts;
-                a.carrier = b.carrier;
-                a.ranks_evidence = b.ranks_evidence.or(a.ranks_evidence.take());
-            } else if a.ranks_evidence.is_none() {
-                a.ranks_evidence = b.ranks_evidence;
+        for mut b in other.accs {
+            let (k, found, fold) = self.slot(&b.class, b.severity, &b.signature);
+            if fold {
+                b.signature = OTHER_SIGNATURES.to_string();
+                b.truncated = true;
             }
-            if (b.last.source, b.last.byte) >= (a.last.source, a.last.byte) {
-                a.last = b.last;
-                a.last_event = b.last_event;
-                a.last_progress = b.last_progress;
-            }
-            for (source, first) in b.per_source {
-                match a.per_source.get(&source) {
-                    Some(have) if have.0.byte <= first.0.byte => {}
-                    _ => {
-                        a.per_source.insert(source, first);
-                    }
-                }
+            match found {
+                Some(i) => self.accs[i].absorb(b),
+                None => self.push(k, b),
             }
         }
         self.env.join(other.env);
@@ -586,13 +432,15 @@ impl Sink for FindingsSink<'_> {
         let pos = (m.location.source, m.location.byte);
         // Findings are few: a linear search with borrowed strings costs less
         // than building an owned key for every match of a burst.
-        let k = key(m.class, m.severity, &m.signature);
-        let found = self.find(k, m.class, m.severity, &m.signature);
+        let (k, found, fold) = self.slot(m.class, m.severity, &m.signature);
         match found {
             None => {
-                self.index.entry(k).or_default().push(self.accs.len());
-                self.accs.push(Acc {
-                    signature: m.signature.clone(),
+                let acc = Acc {
+                    signature: match fold {
+                        true => OTHER_SIGNATURES.to_string(),
+                        false => m.signature.clone(),
+                    },
+                    truncated: m.truncated || fold,
                     pattern: m.pattern_index,
                     class: m.class.to_string(),
                     severity: m.severity,
@@ -612,11 +460,13 @@ impl Sink for FindingsSink<'_> {
                         m.location.source,
                         (m.location.clone(), m.event_byte, None),
                     )]),
-                });
+                };
+                self.push(k, acc);
             }
             Some(i) => {
                 let a = &mut self.accs[i];
                 a.count += 1;
+                a.truncated |= m.truncated;
                 a.per_source
                     .entry(m.location.source)
                     .or_insert_with(|| (m.location.clone(), m.event_byte, None));

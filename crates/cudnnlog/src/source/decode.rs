@@ -1,140 +1,19 @@
-//! Sources: how a log's bytes are read.
+//! Decompression: gzip members and zstd frames in any order, text after
+//! them, damage reported after every byte before it.
 
-use crate::error::Error;
-use memmap2::Mmap;
-use serde::{Deserialize, Serialize};
-use std::fs::{File, Metadata};
+use super::Compression;
 use std::io::Read;
-use std::path::Path;
 
-/// Whether regular files may be memory-mapped.
-///
-/// As in ripgrep, the default is [`MmapChoice::never`]: mapping a file is
-/// only sound while no one truncates or rewrites it, which the library cannot
-/// promise. A caller that can, or that accepts the risk, opts in with the
-/// `unsafe` [`MmapChoice::auto`]. When mapping fails the scanner silently
-/// reads the file instead.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct MmapChoice {
-    enabled: bool,
-}
-
-impl MmapChoice {
-    /// Map regular, non-empty files; stream everything else.
-    ///
-    /// # Safety
-    ///
-    /// The caller promises that no file is truncated or modified while it is
-    /// mapped: if one is, reading it may crash the process (SIGBUS) or show
-    /// inconsistent bytes.
-    pub unsafe fn auto() -> MmapChoice {
-        MmapChoice { enabled: true }
-    }
-
-    /// Never map; always read. The default.
-    pub fn never() -> MmapChoice {
-        MmapChoice { enabled: false }
-    }
-
-    pub(crate) fn open(self, file: &File, meta: &Metadata) -> Option<Mmap> {
-        if !self.enabled || !meta.is_file() || meta.len() == 0 || still_written(meta) {
-            return None;
-        }
-        // SAFETY: `auto()` passed the promise that the file is not modified
-        // while mapped on to its caller.
-        let map = unsafe { Mmap::map(file) }.ok()?;
-        // Shrunk between `metadata` and `map`: read it instead.
-        (file.metadata().ok()?.len() == meta.len() && map.len() as u64 == meta.len()).then_some(map)
-    }
-}
-
-/// A file modified this recently may still be written to — a live job's
-/// log, which a log rotator may also truncate. Such files are read, not
-/// mapped: a read of a file that shrinks returns less, while a mapped page
-/// past the new end kills the process with SIGBUS.
-const STILL_WRITTEN: std::time::Duration = std::time::Duration::from_secs(30);
-
-fn still_written(meta: &Metadata) -> bool {
-    match meta.modified().ok().and_then(|m| m.elapsed().ok()) {
-        Some(age) => age < STILL_WRITTEN,
-        // A modification time in the future, or none: be careful.
-        None => true,
-    }
-}
-
-/// Whether a path names a character or block device, which is refused
-/// (`/dev/zero` never ends); FIFOs and sockets are read as streams.
-#[cfg(unix)]
-pub(crate) fn is_device(meta: &Metadata) -> bool {
-    use std::os::unix::fs::FileTypeExt;
-    let t = meta.file_type();
-    t.is_char_device() || t.is_block_device()
-}
-
-#[cfg(not(unix))]
-pub(crate) fn is_device(_meta: &Metadata) -> bool {
-    false
-}
-
-/// What was read from one source.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SourceInfo {
-    /// The path as given, `<stdin>` or `<memory>`.
-    pub path: String,
-    /// Bytes read.
-    pub bytes: u64,
-    /// Lines read (a last line without `\n` counts).
-    pub lines: u64,
-    /// When the file was last written, for a regular file read by path:
-    /// where the year of glog/absl and syslog times comes from when no
-    /// dated line is near them. Not part of the JSON report (it would make
-    /// reports of the same bytes differ).
-    #[serde(skip)]
-    pub modified: Option<std::time::SystemTime>,
-}
-
-/// The modification time of a regular file.
-pub(crate) fn modified(path: &Path) -> Option<std::time::SystemTime> {
-    let meta = std::fs::metadata(path).ok()?;
-    meta.is_file().then(|| meta.modified().ok()).flatten()
-}
-
-/// The compression of a stream, told by its first bytes (not its name: a
-/// rotated `train.log.1.gz` or a `.log` that is really gzip both work).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Compression {
-    None,
-    Gzip,
-    Zstd,
-}
-
-impl Compression {
-    /// Recognises the gzip (`1f 8b`) and zstd (`28 b5 2f fd`) magic numbers,
-    /// and zstd's skippable frames (`5? 2a 4d 18`).
-    ///
-    /// ```
-    /// use cudnnlog::source::Compression;
-    /// assert_eq!(Compression::of(&[0x1f, 0x8b, 8, 0]), Compression::Gzip);
-    /// assert_eq!(Compression::of(&[0x28, 0xb5, 0x2f, 0xfd]), Compression::Zstd);
-    /// assert_eq!(Compression::of(&[0x50, 0x2a, 0x4d, 0x18]), Compression::Zstd);
-    /// assert_eq!(Compression::of(b"2026-11-29"), Compression::None);
-    /// ```
-    pub fn of(head: &[u8]) -> Compression {
-        match what_next(head) {
-            Next::Gzip => Compression::Gzip,
-            Next::Zstd | Next::Skippable => Compression::Zstd,
-            Next::End | Next::Text => Compression::None,
-        }
-    }
-}
-
-/// The largest window a zstd frame may declare: the `zstd` command line's
-/// default limit (it takes up to 2 GiB only when told `--long=31`). A
-/// decoder keeps a window's worth of output, so a small file declaring a
-/// huge window would otherwise make it hold that much memory. A frame
-/// declaring more is refused, after everything before it was read.
-pub const MAX_ZSTD_WINDOW: u64 = 128 << 20;
+/// The largest window a zstd frame may declare: 32 MiB. A decoder keeps a
+/// window's worth of output (here in a ring buffer of twice that), so a
+/// small file declaring a huge window would otherwise make it hold that
+/// much memory. Every level of `zstd` up to `-19` writes at most 8 MiB
+/// windows, `--ultra -20` 32 MiB; `--ultra -21`/`-22` and `--long` write
+/// more, and such frames are refused (after everything before them was
+/// read), like the `zstd` command line refuses windows over 128 MiB: the
+/// tighter limit keeps the scan within its 128 MiB memory bound. Such a
+/// file is read with `zstd -dc --long=31 FILE | cudnnlog scan -`.
+pub const MAX_ZSTD_WINDOW: u64 = 32 << 20;
 
 /// Wraps a reader so that gzip and zstd input is decompressed, detected
 /// from its first bytes; other input passes through unchanged. The reader
@@ -149,7 +28,7 @@ pub const MAX_ZSTD_WINDOW: u64 = 128 << 20;
 /// truncated input is an error (`InvalidData` or `UnexpectedEof`) returned
 /// only after every byte decoded before the damage: a scan of the stream
 /// reports what it found there, and the error
-/// ([`Incomplete`]).
+/// ([`Incomplete`](super::Incomplete)).
 pub fn decompressed<'r, R: std::io::Read + Send + 'r>(
     reader: R,
 ) -> std::io::Result<(Compression, Box<dyn std::io::Read + Send + 'r>)> {
@@ -163,71 +42,6 @@ pub fn decompressed<'r, R: std::io::Read + Send + 'r>(
     };
     Ok((kind, out))
 }
-
-/// A stream that failed part way — a truncated or corrupt archive, a read
-/// error: everything read before the failure was scanned and the sink has
-/// its findings. A scan returns it as the source of an
-/// [`Error::Io`](crate::Error::Io), whose message is one line (`path:
-/// error (after N lines, which were scanned)`); [`Incomplete::of`] finds
-/// it, so that a caller can keep the source's findings. A failure before
-/// the first byte (a damaged header) is a plain `Error::Io`: nothing was
-/// read.
-///
-/// ```
-/// use cudnnlog::{report::FindingsSink, source::{decompressed, Incomplete}, Catalog, ScannerBuilder};
-/// use std::io::Write;
-/// let oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n";
-/// let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-/// gz.write_all(format!("step 1\n{oom}step 2\n").as_bytes()).unwrap();
-/// let gz = gz.finish().unwrap();
-/// let cut = &gz[..gz.len() - 4]; // the trailer cut short
-///
-/// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
-/// let mut sink = FindingsSink::new(scanner.catalog());
-/// let (_, reader) = decompressed(cut).unwrap();
-/// let err = scanner.scan_reader(0, "cut.gz", reader, &mut sink).unwrap_err();
-/// let incomplete = Incomplete::of(&err).unwrap();
-/// assert_eq!(incomplete.info.lines, 3);
-/// assert!(err.to_string().starts_with("cut.gz: corrupt or truncated gzip data"));
-/// let report = sink.into_report(vec![incomplete.info.clone()]);
-/// assert_eq!(report.findings[0].class, "cuda.oom");
-/// ```
-#[derive(Debug)]
-pub struct Incomplete {
-    /// What was read, and scanned, before the failure.
-    pub info: SourceInfo,
-    /// The failure.
-    pub error: std::io::Error,
-}
-
-impl Incomplete {
-    /// The incomplete read `err` reports, if it is one.
-    pub fn of(err: &Error) -> Option<&Incomplete> {
-        match err {
-            Error::Io { source, .. } => source.get_ref()?.downcast_ref::<Incomplete>(),
-            _ => None,
-        }
-    }
-}
-
-impl std::fmt::Display for Incomplete {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let lines = self.info.lines;
-        let (s, were) = if lines == 1 {
-            ("", "was")
-        } else {
-            ("s", "were")
-        };
-        write!(
-            f,
-            "{} (after {lines} line{s}, which {were} scanned)",
-            self.error
-        )
-    }
-}
-
-// No `source()`: the message already says what `error` does.
-impl std::error::Error for Incomplete {}
 
 /// A buffered reader whose look-ahead may span the underlying reads: the
 /// magic number of the next member or frame is told even when a pipe
@@ -364,7 +178,7 @@ enum Part<R> {
 
 /// What the next bytes of a compressed stream are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Next {
+pub(super) enum Next {
     Gzip,
     Zstd,
     Skippable,
@@ -373,7 +187,7 @@ enum Next {
 }
 
 /// What the bytes `head` start.
-fn what_next(head: &[u8]) -> Next {
+pub(super) fn what_next(head: &[u8]) -> Next {
     match head {
         [] => Next::End,
         [0x1f, 0x8b, ..] => Next::Gzip,
@@ -476,7 +290,7 @@ impl<R: Read> Decoder<R> {
                         std::io::ErrorKind::InvalidData,
                         format!(
                             "zstd frame declares a {} window, over the {} limit \
-                             (the zstd command line's default)",
+                             (decompress it with `zstd -dc --long=31` and pipe it in)",
                             size(window),
                             size(MAX_ZSTD_WINDOW)
                         ),
@@ -587,61 +401,4 @@ impl<R: Read> Read for Decoder<R> {
             }
         }
     }
-}
-
-/// A source ready to scan: mapped bytes, or a stream (decompressed if need be).
-pub(crate) enum Opened {
-    Mapped(memmap2::Mmap),
-    /// A stream, and how many bytes of the file it has read so far
-    /// (compressed bytes for a compressed file): for progress.
-    Stream(
-        Box<dyn Read + Send>,
-        std::sync::Arc<std::sync::atomic::AtomicU64>,
-    ),
-}
-
-/// A reader that counts the bytes read through it.
-pub(crate) struct Counting<R> {
-    inner: R,
-    read: std::sync::Arc<std::sync::atomic::AtomicU64>,
-}
-
-impl<R: Read> Read for Counting<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.read
-            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
-        Ok(n)
-    }
-}
-
-/// Opens a path for scanning: directories and devices are refused; a
-/// regular, uncompressed file is mapped when `mmap` allows it.
-pub(crate) fn open(path: &Path, mmap: MmapChoice) -> Result<Opened, Error> {
-    let io = |e: std::io::Error| Error::Io {
-        path: path.display().to_string(),
-        source: e,
-    };
-    let file = std::fs::File::open(path).map_err(io)?;
-    let meta = file.metadata().map_err(io)?;
-    if meta.is_dir() {
-        return Err(io(std::io::Error::other("is a directory")));
-    }
-    if crate::source::is_device(&meta) {
-        return Err(io(std::io::Error::other(
-            "is a device, not a log (pipe it in with `-` if you mean it)",
-        )));
-    }
-    if let Some(map) = mmap.open(&file, &meta) {
-        if Compression::of(&map[..map.len().min(4)]) == Compression::None {
-            return Ok(Opened::Mapped(map));
-        }
-    }
-    let read = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let counting = Counting {
-        inner: file,
-        read: read.clone(),
-    };
-    let (_, reader) = decompressed(counting).map_err(io)?;
-    Ok(Opened::Stream(reader, read))
 }

@@ -1,0 +1,229 @@
+//! The report: findings grouped from matches, with causes and remediations.
+//!
+//! # JSON format, version 1 (`"schema": "cudnnlog.report/1"`)
+//!
+//! [`Report`] serializes to the document `cudnnlog scan --format json`
+//! prints. Fields may be added in later versions; none is removed or changes
+//! meaning within a version. Absent values are omitted (`timestamp`, `step`,
+//! `epoch`, `rank`) or `null` (`primary`).
+//!
+//! ```json
+//! {
+//!   "schema": "cudnnlog.report/1",
+//!   "sources": [{"path": "train.log", "bytes": 2655, "lines": 31}],
+//!   "environment": {"framework": "pytorch", "framework_version": "2.11.0", "cudnn": "9.19.0"},
+//!   "primary": "cuda.oom",
+//!   "findings": [{
+//!     "class": "cuda.oom", "title": "GPU out of memory", "severity": "error",
+//!     "pattern": "cuda-oom-pytorch", "count": 1,
+//!     "first": {"source": 0, "line": 31, "byte": 1722, "timestamp": "2026-11-29T19:41:04.724",
+//!               "step": 3, "epoch": 2},
+//!     "last":  {"source": 0, "line": 31, "byte": 1722},
+//!     "ranks": [],
+//!     "message": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.53 GiB. …",
+//!     "facts": {"requested_bytes": 1642824991, "exception": "torch.OutOfMemoryError"},
+//!     "causes": [{"id": "fragmentation", "confidence": 0.58,
+//!                 "evidence": ["line 29: the request would fit if the cached memory could be reused: …"]}],
+//!     "remediations": ["…"]
+//!   }]
+//! }
+//! ```
+//!
+//! The full field list is in `docs/json-format.md`.
+
+use crate::catalog::Severity;
+pub use crate::diagnose::{CrossRun, RankedCause};
+use crate::facts::Fact;
+use crate::source::SourceInfo;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+mod sink;
+pub use sink::{FindingsSink, MAX_SIGNATURES, OTHER_SIGNATURES};
+
+/// The `schema` value of this version of the report.
+pub const SCHEMA: &str = "cudnnlog.report/1";
+
+/// A whole report: what was read and what was found.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Report {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// One entry per source, in the order given.
+    pub sources: Vec<SourceInfo>,
+    /// Versions and hardware the log shows (empty when it shows none).
+    pub environment: BTreeMap<String, serde_json::Value>,
+    /// How the run ended, as far as the log shows: `failed` (an error
+    /// finding), `degraded` (warnings only: the run went on, perhaps on the
+    /// CPU or slower), `clean` (no finding).
+    #[serde(default)]
+    pub outcome: Outcome,
+    /// The class of the primary finding: the first error finding that is
+    /// not fallout of another; in a log with warnings only, the most
+    /// important warning (`warning_order` in `patterns/classes.toml`);
+    /// `null` when there is no finding.
+    pub primary: Option<String>,
+    /// Findings in order of first occurrence.
+    pub findings: Vec<Finding>,
+    /// With several sources: how a failure recurs across them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cross_run: Vec<CrossRun>,
+    /// Error-level lines no pattern explains, grouped into templates, most
+    /// frequent first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unclassified: Vec<Unclassified>,
+}
+
+/// How the run ended, as far as the log shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// At least one error finding: the run (or a part of it) failed.
+    Failed,
+    /// Warnings only: the run went on, maybe on the CPU or slower.
+    Degraded,
+    /// No finding.
+    #[default]
+    Clean,
+}
+
+impl Outcome {
+    /// The outcome of a report with these findings.
+    ///
+    /// ```
+    /// use cudnnlog::report::Outcome;
+    /// assert_eq!(Outcome::of(&[]), Outcome::Clean);
+    /// ```
+    pub fn of(findings: &[Finding]) -> Outcome {
+        if findings.iter().any(|f| f.severity == Severity::Error) {
+            Outcome::Failed
+        } else if findings.is_empty() {
+            Outcome::Clean
+        } else {
+            Outcome::Degraded
+        }
+    }
+
+    /// `failed`, `degraded` or `clean`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Failed => "failed",
+            Outcome::Degraded => "degraded",
+            Outcome::Clean => "clean",
+        }
+    }
+}
+
+/// A template of error lines the catalog does not know.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Unclassified {
+    /// The line with variable parts (numbers, paths, ids) as `<*>`.
+    pub template: String,
+    pub count: u64,
+    pub first: Place,
+    pub last: Place,
+    /// The first line that made the template.
+    pub example: String,
+}
+
+/// A place in a source, as reported.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Place {
+    pub source: usize,
+    pub line: u64,
+    pub byte: u64,
+    /// The line's time, ISO 8601 (`2026-11-29T19:46:54.456820794`, with
+    /// `Z` or `±HH:MM` when the log wrote a zone): see
+    /// [`Timestamp::iso`](crate::prefix::Timestamp::iso).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
+    /// When the line's time has no year and none could be inferred (bytes
+    /// from memory or a pipe, no dated line near): `--11-29T19:46:54.456820`,
+    /// and no `timestamp`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub yearless_timestamp: Option<String>,
+    /// For a dmesg line: seconds since boot, as written (`4821.553190`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uptime: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epoch: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
+}
+
+/// All matches of one class and signature.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Finding {
+    /// The class id.
+    pub class: String,
+    /// The class's title.
+    pub title: String,
+    pub severity: Severity,
+    /// The id of the pattern that matched first.
+    pub pattern: String,
+    /// How many events matched.
+    pub count: u64,
+    pub first: Place,
+    pub last: Place,
+    /// Ranks that reported it, ascending.
+    pub ranks: Vec<u32>,
+    /// The first matched line.
+    pub message: String,
+    /// Values captured from the first match.
+    pub facts: BTreeMap<String, Fact>,
+    /// Most likely first.
+    pub causes: Vec<RankedCause>,
+    /// What to do, most specific first.
+    pub remediations: Vec<String>,
+    /// When this finding is fallout of an earlier one (a cuBLAS error after
+    /// a device-side assert, a timeout on the ranks that waited for a failed
+    /// one): the index in `findings` of that finding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caused_by: Option<usize>,
+    /// True when the pattern that matched first is a preview: written from
+    /// the framework's templates, not yet proven on a real log.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub preview: bool,
+    /// How sure the match is, when less than certain: a message recognised
+    /// by its tail when its head was cut off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
+    /// For a distributed failure: the rank(s) the log shows to be at fault
+    /// (the one that never reached the collective, the first to fail), not
+    /// the ranks that reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub culprit: Option<crate::culprit::Culprit>,
+    /// When this finding is a status carried by a symptom's message
+    /// (`Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR`): the
+    /// index in `findings` of the symptom.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carried_by: Option<usize>,
+    /// True when what the finding holds was cut to keep memory bounded: a
+    /// line of its event longer than
+    /// [`MAX_LINE_TEXT`](crate::framer::MAX_LINE_TEXT) kept only its ends,
+    /// or its class had [`MAX_SIGNATURES`](sink::MAX_SIGNATURES) distinct
+    /// signatures already and this finding counts the rest.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+}
+
+impl<'de> Deserialize<'de> for Fact {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Fact, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Int(u64),
+            Text(String),
+        }
+        Ok(match Raw::deserialize(d)? {
+            Raw::Int(n) => Fact::Int(n),
+            Raw::Text(s) => Fact::Text(s),
+        })
+    }
+}

@@ -1,0 +1,330 @@
+//! Sources: how a log's bytes are read.
+
+use crate::error::Error;
+use memmap2::Mmap;
+use serde::{Deserialize, Serialize};
+use std::fs::{File, Metadata};
+use std::io::Read;
+use std::path::Path;
+
+mod decode;
+pub use decode::{decompressed, MAX_ZSTD_WINDOW};
+use decode::{what_next, Next};
+
+/// Whether regular files may be memory-mapped.
+///
+/// As in ripgrep, the default is [`MmapChoice::never`]: mapping a file is
+/// only sound while no one truncates or rewrites it, which the library cannot
+/// promise. A caller that can, or that accepts the risk, opts in with the
+/// `unsafe` [`MmapChoice::auto`]. When mapping fails the scanner silently
+/// reads the file instead.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MmapChoice {
+    enabled: bool,
+}
+
+impl MmapChoice {
+    /// Map regular, non-empty files; stream everything else.
+    ///
+    /// # Safety
+    ///
+    /// The caller promises that no file is truncated or modified while it is
+    /// mapped: if one is, reading it may crash the process (SIGBUS) or show
+    /// inconsistent bytes.
+    pub unsafe fn auto() -> MmapChoice {
+        MmapChoice { enabled: true }
+    }
+
+    /// Never map; always read. The default.
+    pub fn never() -> MmapChoice {
+        MmapChoice { enabled: false }
+    }
+
+    pub(crate) fn open(self, file: &File, meta: &Metadata) -> Option<Mmap> {
+        if !self.enabled || !meta.is_file() || meta.len() == 0 || still_written(meta) {
+            return None;
+        }
+        // SAFETY: `auto()` passed the promise that the file is not modified
+        // while mapped on to its caller.
+        let map = unsafe { Mmap::map(file) }.ok()?;
+        // Shrunk between `metadata` and `map`: read it instead.
+        (file.metadata().ok()?.len() == meta.len() && map.len() as u64 == meta.len()).then_some(map)
+    }
+}
+
+/// A file modified this recently may still be written to — a live job's
+/// log, which a log rotator may also truncate. Such files are read, not
+/// mapped: a read of a file that shrinks returns less, while a mapped page
+/// past the new end kills the process with SIGBUS.
+const STILL_WRITTEN: std::time::Duration = std::time::Duration::from_secs(30);
+
+fn still_written(meta: &Metadata) -> bool {
+    match meta.modified().ok().and_then(|m| m.elapsed().ok()) {
+        Some(age) => age < STILL_WRITTEN,
+        // A modification time in the future, or none: be careful.
+        None => true,
+    }
+}
+
+/// Whether a path names a character or block device, which is refused
+/// (`/dev/zero` never ends); FIFOs and sockets are read as streams.
+#[cfg(unix)]
+pub(crate) fn is_device(meta: &Metadata) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    t.is_char_device() || t.is_block_device()
+}
+
+#[cfg(not(unix))]
+pub(crate) fn is_device(_meta: &Metadata) -> bool {
+    false
+}
+
+/// What was read from one source.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceInfo {
+    /// The path as given, `<stdin>` or `<memory>`.
+    pub path: String,
+    /// Bytes read.
+    pub bytes: u64,
+    /// Lines read (a last line without `\n` counts).
+    pub lines: u64,
+    /// When the file was last written, for a regular file read by path:
+    /// where the year of glog/absl and syslog times comes from when no
+    /// dated line is near them. Not part of the JSON report (it would make
+    /// reports of the same bytes differ).
+    #[serde(skip)]
+    pub modified: Option<std::time::SystemTime>,
+}
+
+/// The modification time of a regular file.
+pub(crate) fn modified(path: &Path) -> Option<std::time::SystemTime> {
+    let meta = std::fs::metadata(path).ok()?;
+    meta.is_file().then(|| meta.modified().ok()).flatten()
+}
+
+/// The compression of a stream, told by its first bytes (not its name: a
+/// rotated `train.log.1.gz` or a `.log` that is really gzip both work).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compression {
+    None,
+    Gzip,
+    Zstd,
+}
+
+impl Compression {
+    /// Recognises the gzip (`1f 8b`) and zstd (`28 b5 2f fd`) magic numbers,
+    /// and zstd's skippable frames (`5? 2a 4d 18`).
+    ///
+    /// ```
+    /// use cudnnlog::source::Compression;
+    /// assert_eq!(Compression::of(&[0x1f, 0x8b, 8, 0]), Compression::Gzip);
+    /// assert_eq!(Compression::of(&[0x28, 0xb5, 0x2f, 0xfd]), Compression::Zstd);
+    /// assert_eq!(Compression::of(&[0x50, 0x2a, 0x4d, 0x18]), Compression::Zstd);
+    /// assert_eq!(Compression::of(b"2026-11-29"), Compression::None);
+    /// ```
+    pub fn of(head: &[u8]) -> Compression {
+        match what_next(head) {
+            Next::Gzip => Compression::Gzip,
+            Next::Zstd | Next::Skippable => Compression::Zstd,
+            Next::End | Next::Text => Compression::None,
+        }
+    }
+}
+
+/// A stream that failed part way — a truncated or corrupt archive, a read
+/// error: everything read before the failure was scanned and the sink has
+/// its findings. A scan returns it as the source of an
+/// [`Error::Io`](crate::Error::Io), whose message is one line (`path:
+/// error (after N lines, which were scanned)`); [`Incomplete::of`] finds
+/// it, so that a caller can keep the source's findings. A failure before
+/// the first byte (a damaged header) is a plain `Error::Io`: nothing was
+/// read.
+///
+/// ```
+/// use cudnnlog::{report::FindingsSink, source::{decompressed, Incomplete}, Catalog, ScannerBuilder};
+/// use std::io::Write;
+/// let oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n";
+/// let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+/// gz.write_all(format!("step 1\n{oom}step 2\n").as_bytes()).unwrap();
+/// let gz = gz.finish().unwrap();
+/// let cut = &gz[..gz.len() - 4]; // the trailer cut short
+///
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+/// let mut sink = FindingsSink::new(scanner.catalog());
+/// let (_, reader) = decompressed(cut).unwrap();
+/// let err = scanner.scan_reader(0, "cut.gz", reader, &mut sink).unwrap_err();
+/// let incomplete = Incomplete::of(&err).unwrap();
+/// assert_eq!(incomplete.info.lines, 3);
+/// assert!(err.to_string().starts_with("cut.gz: corrupt or truncated gzip data"));
+/// let report = sink.into_report(vec![incomplete.info.clone()]);
+/// assert_eq!(report.findings[0].class, "cuda.oom");
+/// ```
+#[derive(Debug)]
+pub struct Incomplete {
+    /// What was read, and scanned, before the failure.
+    pub info: SourceInfo,
+    /// The failure.
+    pub error: std::io::Error,
+}
+
+impl Incomplete {
+    /// The incomplete read `err` reports, if it is one.
+    pub fn of(err: &Error) -> Option<&Incomplete> {
+        match err {
+            Error::Io { source, .. } => source.get_ref()?.downcast_ref::<Incomplete>(),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Incomplete {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let lines = self.info.lines;
+        let (s, were) = if lines == 1 {
+            ("", "was")
+        } else {
+            ("s", "were")
+        };
+        write!(
+            f,
+            "{} (after {lines} line{s}, which {were} scanned)",
+            self.error
+        )
+    }
+}
+
+// No `source()`: the message already says what `error` does.
+impl std::error::Error for Incomplete {}
+
+/// A source ready to scan: mapped bytes, or a stream (decompressed if need be).
+pub(crate) enum Opened {
+    Mapped(memmap2::Mmap),
+    /// A stream, and how many bytes of the file it has read so far
+    /// (compressed bytes for a compressed file): for progress.
+    Stream(
+        Box<dyn Read + Send>,
+        std::sync::Arc<std::sync::atomic::AtomicU64>,
+    ),
+}
+
+/// A reader that counts the bytes read through it, and ends with an error
+/// after `limit` bytes.
+pub(crate) struct Counting<R> {
+    inner: R,
+    read: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    limit: Option<u64>,
+}
+
+/// What is read of a `/proc` or `/sys` pseudo-file: one may never end
+/// (`/proc/self/pagemap` describes the whole address space, 256 GiB).
+pub const PSEUDO_FILE_LIMIT: u64 = 16 << 20;
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let so_far = self.read.load(std::sync::atomic::Ordering::Relaxed);
+        if self.limit.is_some_and(|l| so_far >= l) {
+            return Err(std::io::Error::other(
+                "a /proc or /sys pseudo-file, read no further than its first 16 MiB",
+            ));
+        }
+        let room = self.limit.map_or(buf.len() as u64, |l| l - so_far);
+        let take = buf.len().min(usize::try_from(room).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..take])?;
+        self.read
+            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// Whether `file` is on procfs or sysfs, whose files claim a size of 0 and
+/// may never end.
+#[cfg(target_os = "linux")]
+fn pseudo_file(file: &File) -> bool {
+    const SYSFS_MAGIC: rustix::fs::FsWord = 0x6265_6572;
+    rustix::fs::fstatfs(file)
+        .is_ok_and(|s| s.f_type == rustix::fs::PROC_SUPER_MAGIC || s.f_type == SYSFS_MAGIC)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn pseudo_file(_file: &File) -> bool {
+    false
+}
+
+/// How long a FIFO named for scanning may wait for a writer.
+pub const FIFO_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Opens a FIFO without blocking on a missing writer: waits at most
+/// [`FIFO_WAIT`] for one to connect, then reads it as a stream.
+#[cfg(unix)]
+fn open_fifo(path: &Path) -> std::io::Result<File> {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    use rustix::fs::{fcntl_getfl, fcntl_setfl, OFlags};
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(OFlags::NONBLOCK.bits() as i32)
+        .open(path)?;
+    let timeout = Timespec {
+        tv_sec: FIFO_WAIT.as_secs() as _,
+        tv_nsec: 0,
+    };
+    let mut fds = [PollFd::new(&file, PollFlags::IN)];
+    // Until a writer connects, a FIFO is neither readable nor hung up.
+    if poll(&mut fds, Some(&timeout))? == 0 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!(
+                "a FIFO no writer opened in {} s (pipe a job's output in with `-`)",
+                FIFO_WAIT.as_secs()
+            ),
+        ));
+    }
+    fcntl_setfl(&file, fcntl_getfl(&file)? - OFlags::NONBLOCK)?;
+    Ok(file)
+}
+
+/// Opens a path for scanning: directories and devices are refused; a
+/// regular, uncompressed file is mapped when `mmap` allows it; a FIFO waits
+/// at most [`FIFO_WAIT`] for its writer.
+pub(crate) fn open(path: &Path, mmap: MmapChoice) -> Result<Opened, Error> {
+    let io = |e: std::io::Error| Error::Io {
+        path: path.display().to_string(),
+        source: e,
+    };
+    #[cfg(unix)]
+    let file = {
+        use std::os::unix::fs::FileTypeExt;
+        match std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo()) {
+            true => open_fifo(path),
+            false => std::fs::File::open(path),
+        }
+        .map_err(io)?
+    };
+    #[cfg(not(unix))]
+    let file = std::fs::File::open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if meta.is_dir() {
+        return Err(io(std::io::Error::other("is a directory")));
+    }
+    if crate::source::is_device(&meta) {
+        return Err(io(std::io::Error::other(
+            "is a device, not a log (pipe it in with `-` if you mean it)",
+        )));
+    }
+    if let Some(map) = mmap.open(&file, &meta) {
+        if Compression::of(&map[..map.len().min(4)]) == Compression::None {
+            return Ok(Opened::Mapped(map));
+        }
+    }
+    let read = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let limit = pseudo_file(&file).then_some(PSEUDO_FILE_LIMIT);
+    let counting = Counting {
+        inner: file,
+        read: read.clone(),
+        limit,
+    };
+    let (_, reader) = decompressed(counting).map_err(io)?;
+    Ok(Opened::Stream(reader, read))
+}
