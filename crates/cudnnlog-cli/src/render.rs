@@ -213,17 +213,12 @@ fn verdict(
         writeln!(out, "{line}")?;
     }
     if let Some(c) = &f.culprit {
-        let ranks: Vec<String> = c.ranks.iter().map(u32::to_string).collect();
         let reason = sanitize(&c.reason);
         // The reason names the rank itself most often.
         let who = if reason.starts_with("rank") {
             reason
         } else {
-            format!(
-                "{} {} — {reason}",
-                if c.ranks.len() == 1 { "rank" } else { "ranks" },
-                ranks.join(", ")
-            )
+            format!("{} — {reason}", ranks_named(c))
         };
         clipped(
             out,
@@ -408,6 +403,13 @@ fn findings_list(
     Ok(())
 }
 
+/// The culprit's ranks as a phrase: `rank 3`, `ranks 1, 2`.
+fn ranks_named(c: &cudnnlog::culprit::Culprit) -> String {
+    let ranks: Vec<String> = c.ranks.iter().map(u32::to_string).collect();
+    let noun = if c.ranks.len() == 1 { "rank" } else { "ranks" };
+    format!("{noun} {}", ranks.join(", "))
+}
+
 /// One error's details: where, its message, the culprit, the likely
 /// causes and what to do. For the primary finding the first remediation
 /// was the verdict's, so the list goes on from the second.
@@ -485,14 +487,7 @@ fn finding(
         writeln!(out, "{line}")?;
     }
     if let Some(c) = &f.culprit {
-        let ranks: Vec<String> = c.ranks.iter().map(u32::to_string).collect();
-        writeln!(
-            out,
-            "  {} {} {}",
-            paint.wrap("1", "at fault:"),
-            if c.ranks.len() == 1 { "rank" } else { "ranks" },
-            ranks.join(", ")
-        )?;
+        writeln!(out, "  {} {}", paint.wrap("1", "at fault:"), ranks_named(c))?;
         for line in wrap(&sanitize(&c.reason), width, "    ", "    ") {
             writeln!(out, "{line}")?;
         }

@@ -155,20 +155,29 @@ impl Markers {
                 .map(progress_of)
                 .unwrap_or_default();
         };
-        let mut untagged = None;
-        for &at in candidates {
-            let line = line_of(at);
-            if !marked(&line) {
-                continue;
-            }
-            match crate::prefix::parse_prefix(&line[..line.len().min(256)]).origin {
-                Some(crate::prefix::Origin::Rank(r)) if r == rank => return progress_of(line),
-                None if untagged.is_none() => untagged = Some(line),
-                _ => {}
-            }
+        let lines = candidates.map(|&at| line_of(at)).filter(marked);
+        match rank_marker(lines, rank) {
+            Ok(line) => progress_of(line),
+            Err(untagged) => untagged.map_or_else(Progress::default, progress_of),
         }
-        untagged.map_or_else(Progress::default, progress_of)
     }
+}
+
+/// The newest of marker `lines` (newest first) that `rank` wrote; failing
+/// that, the newest untagged one, as the error.
+fn rank_marker<'h>(
+    lines: impl Iterator<Item = &'h [u8]>,
+    rank: u32,
+) -> Result<&'h [u8], Option<&'h [u8]>> {
+    let mut untagged = None;
+    for line in lines {
+        match crate::prefix::parse_prefix(&line[..line.len().min(256)]).origin {
+            Some(crate::prefix::Origin::Rank(r)) if r == rank => return Ok(line),
+            None if untagged.is_none() => untagged = Some(line),
+            _ => {}
+        }
+    }
+    Err(untagged)
 }
 
 /// The first span [`progress_before`] searches; it grows fourfold.
@@ -189,18 +198,12 @@ fn last_marker(span: &[u8], rank: Option<u32>, whole: bool) -> Option<Progress> 
             None => whole.then(Progress::default),
         };
     };
-    let mut untagged = None;
     let starts: Vec<usize> = marker().find_iter(span).map(|m| m.start()).collect();
-    for &at in starts.iter().rev() {
-        let line = line_of(at);
-        match crate::prefix::parse_prefix(&line[..line.len().min(256)]).origin {
-            Some(crate::prefix::Origin::Rank(r)) if r == rank => return Some(progress_of(line)),
-            None if untagged.is_none() => untagged = Some(line),
-            _ => {}
-        }
+    match rank_marker(starts.iter().rev().map(|&at| line_of(at)), rank) {
+        Ok(line) => Some(progress_of(line)),
+        // Untagged lines count only when the rank has no marker at all.
+        Err(untagged) => whole.then(|| untagged.map_or_else(Progress::default, progress_of)),
     }
-    // Untagged lines count only when the rank has no marker at all.
-    whole.then(|| untagged.map_or_else(Progress::default, progress_of))
 }
 
 /// How many lines back to look for a timestamp.

@@ -577,3 +577,63 @@ fn a_read_error_part_way_keeps_what_came_before() {
         assert_eq!(classes(&report), ["cuda.oom"]);
     }
 }
+
+/// Reads `r` to its end or error with reads of `size` bytes.
+fn drain_in(mut r: impl Read, size: usize) -> (Vec<u8>, String) {
+    let (mut out, mut buf) = (Vec::new(), vec![0u8; size]);
+    loop {
+        match r.read(&mut buf) {
+            Ok(0) => return (out, "end".into()),
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) => return (out, e.to_string()),
+        }
+    }
+}
+
+/// A reader that hands over at most `step` bytes a read.
+struct Steps<'a>(&'a [u8], usize);
+
+impl Read for Steps<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.0.len().min(buf.len()).min(self.1);
+        buf[..n].copy_from_slice(&self.0[..n]);
+        self.0 = &self.0[n..];
+        Ok(n)
+    }
+}
+
+/// Corrupt deflate data in a member: the bytes before the error come out
+/// whatever the output read sizes, and whatever the input read sizes to
+/// within the inflater's 32 KiB window (what it decoded ahead in its window
+/// when it failed). flate2's readers dropped what the failing call decoded,
+/// up to a whole output buffer: 2,700 lines of a 2.2 MB log went unscanned
+/// depending on the read sizes (the fuzzer found it).
+#[test]
+fn corrupt_deflate_data_gives_the_same_bytes_however_it_is_read() {
+    let log = long_log(20_000);
+    let mut gz = gzip(&log);
+    let at = gz.len() / 2;
+    gz[at..at + 64].fill(0xff);
+    let (whole, end) = drain_in(decompressed(&gz[..]).unwrap().1, 1 << 20);
+    assert!(end.starts_with("corrupt or truncated gzip data"), "{end}");
+    assert!(!whole.is_empty() && whole.len() < log.len());
+    for size in [1, 17, 512, 1 << 16] {
+        let (got, got_end) = drain_in(decompressed(&gz[..]).unwrap().1, size);
+        assert_eq!((got.len(), &got_end), (whole.len(), &end), "output {size}");
+    }
+    for step in [1, 7, 4096, 1 << 16] {
+        let (got, got_end) = drain_in(decompressed(Steps(&gz, step)).unwrap().1, 1 << 16);
+        assert_eq!(got_end, end);
+        let (short, long) = if got.len() < whole.len() {
+            (&got, &whole)
+        } else {
+            (&whole, &got)
+        };
+        assert!(
+            long.starts_with(short) && long.len() - short.len() <= 32 << 10,
+            "input {step} B a read: {} vs {}",
+            got.len(),
+            whole.len()
+        );
+    }
+}

@@ -207,7 +207,7 @@ pub struct Finding {
     /// True when what the finding holds was cut to keep memory bounded: a
     /// line of its event longer than
     /// [`MAX_LINE_TEXT`](crate::framer::MAX_LINE_TEXT) kept only its ends,
-    /// or its class had [`MAX_SIGNATURES`](sink::MAX_SIGNATURES) distinct
+    /// or its class had [`MAX_SIGNATURES`] distinct
     /// signatures already and this finding counts the rest.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,

@@ -92,6 +92,9 @@ impl Scanner {
                 for &p in &found.errors {
                     self.error_line(&mut st, bytes, p, &mut fork)?;
                 }
+                // Unclassified lines are placed (their year) as a single
+                // pass places them: by the whole input's window.
+                fork.window_end(&window(&st))?;
                 report(range.len());
                 Ok((fork, found.hits))
             })

@@ -166,7 +166,7 @@ struct Decoder<R> {
 enum Part<R> {
     /// Between members: the next bytes tell what follows.
     Next(Input<R>),
-    Gzip(flate2::bufread::GzDecoder<Input<R>>),
+    Gzip(Input<R>, Box<Member>),
     Zstd(Input<R>, Box<ruzstd::decoding::FrameDecoder>),
     /// A zstd frame failed: what it decoded before is still to be read
     /// out, then the error.
@@ -264,7 +264,10 @@ impl<R: Read> Decoder<R> {
         match what_next(input.peek(4)?) {
             Next::End => {}
             Next::Text => self.part = Part::Text(input),
-            Next::Gzip => self.part = Part::Gzip(flate2::bufread::GzDecoder::new(input)),
+            Next::Gzip => {
+                gzip_header(&mut input)?;
+                self.part = Part::Gzip(input, Box::new(Member::new()));
+            }
             Next::Skippable => {
                 let head = input.peek(8)?;
                 let Some(len) = head.get(4..8) else {
@@ -350,19 +353,15 @@ impl<R: Read> Read for Decoder<R> {
                 Part::End => return Ok(0),
                 Part::Text(input) => return input.read(out),
                 Part::Next(_) => self.next()?,
-                Part::Gzip(gz) => match gz.read(out) {
-                    Ok(0) => {
-                        if let Part::Gzip(gz) = std::mem::replace(&mut self.part, Part::End) {
-                            self.part = Part::Next(gz.into_inner());
+                Part::Gzip(input, member) => match member.read(input, out) {
+                    Ok(Some(n)) => return Ok(n),
+                    Ok(None) => {
+                        if let Part::Gzip(input, _) = std::mem::replace(&mut self.part, Part::End) {
+                            self.part = Part::Next(input);
                         }
                     }
-                    Ok(n) => return Ok(n),
                     Err(e) => {
-                        let e = match (gz.get_ref().failed(), e.kind()) {
-                            (Some(failed), _) => failed,
-                            (None, std::io::ErrorKind::UnexpectedEof) => cut_short("gzip", e),
-                            (None, _) => corrupt("gzip", e),
-                        };
+                        let e = input.failed().unwrap_or(e);
                         self.part = Part::End;
                         return Err(e);
                     }
@@ -400,5 +399,166 @@ impl<R: Read> Read for Decoder<R> {
                 },
             }
         }
+    }
+}
+
+/// Reads one byte of a gzip header.
+fn header_byte<R: Read>(input: &mut Input<R>) -> std::io::Result<u8> {
+    match input.peek(1)? {
+        [b] => {
+            let b = *b;
+            std::io::BufRead::consume(input, 1);
+            Ok(b)
+        }
+        _ => Err(cut_short("gzip", "a member header cut short")),
+    }
+}
+
+/// Reads a gzip member's header (RFC 1952): magic, method, flags, and the
+/// optional extra field, name, comment and header CRC.
+fn gzip_header<R: Read>(input: &mut Input<R>) -> std::io::Result<()> {
+    let mut fixed = [0u8; 10];
+    for b in &mut fixed {
+        *b = header_byte(input)?;
+    }
+    let flags = fixed[3];
+    if fixed[2] != 8 || flags & 0xe0 != 0 {
+        return Err(corrupt("gzip", "invalid gzip header"));
+    }
+    if flags & 4 != 0 {
+        let len = u16::from_le_bytes([header_byte(input)?, header_byte(input)?]);
+        if !input.skip(u64::from(len))? {
+            return Err(cut_short("gzip", "a member header cut short"));
+        }
+    }
+    for flag in [8u8, 16] {
+        if flags & flag != 0 {
+            while header_byte(input)? != 0 {}
+        }
+    }
+    if flags & 2 != 0 {
+        header_byte(input)?;
+        header_byte(input)?;
+    }
+    Ok(())
+}
+
+/// The body of one gzip member, inflated by [`flate2::Decompress`] itself:
+/// its counters say what it wrote even when it fails, so every byte
+/// decoded before corrupt data is handed over, however the input arrived
+/// (flate2's readers drop the output of the call that fails). It always
+/// decodes into a staging buffer of [`STAGE`] bytes, more than the
+/// inflater's 32 KiB dictionary: given less room it decodes ahead into the
+/// dictionary, and bytes held there when it fails are never handed out.
+struct Member {
+    inflate: flate2::Decompress,
+    crc: flate2::Crc,
+    staged: Vec<u8>,
+    /// How much of `staged` was read out.
+    taken: usize,
+    /// The error to return once the bytes decoded before it are read.
+    failed: Option<std::io::Error>,
+    /// The deflate stream ended: the trailer is next.
+    ended: bool,
+}
+
+/// The staging buffer of a [`Member`].
+const STAGE: usize = 64 << 10;
+
+impl Member {
+    fn new() -> Member {
+        Member {
+            inflate: flate2::Decompress::new(false),
+            crc: flate2::Crc::new(),
+            staged: Vec::new(),
+            taken: 0,
+            failed: None,
+            ended: false,
+        }
+    }
+
+    /// Decodes into `out`: `Some(n)` bytes, or `None` at the member's end
+    /// (its trailer checked).
+    fn read<R: Read>(
+        &mut self,
+        input: &mut Input<R>,
+        out: &mut [u8],
+    ) -> std::io::Result<Option<usize>> {
+        while self.taken == self.staged.len() {
+            if let Some(e) = self.failed.take() {
+                return Err(e);
+            }
+            if self.ended {
+                return self.trailer(input).map(|()| None);
+            }
+            self.stage(input)?;
+        }
+        let n = out.len().min(self.staged.len() - self.taken);
+        out[..n].copy_from_slice(&self.staged[self.taken..self.taken + n]);
+        self.taken += n;
+        Ok(Some(n))
+    }
+
+    /// Decodes the next bytes into `staged`: at least one, or the end of
+    /// the stream (then `ended`), or an error (kept in `failed` when bytes
+    /// came before it).
+    fn stage<R: Read>(&mut self, input: &mut Input<R>) -> std::io::Result<()> {
+        use std::io::BufRead;
+        self.staged.resize(STAGE, 0);
+        self.taken = 0;
+        let mut have = 0;
+        loop {
+            let available = input.fill_buf()?;
+            let at_end = available.is_empty();
+            let (was_in, was_out) = (self.inflate.total_in(), self.inflate.total_out());
+            let status = self.inflate.decompress(
+                available,
+                &mut self.staged[have..],
+                flate2::FlushDecompress::None,
+            );
+            let consumed = (self.inflate.total_in() - was_in) as usize;
+            let produced = (self.inflate.total_out() - was_out) as usize;
+            input.consume(consumed);
+            self.crc.update(&self.staged[have..have + produced]);
+            have += produced;
+            let problem = match status {
+                Ok(flate2::Status::StreamEnd) => {
+                    self.ended = true;
+                    None
+                }
+                Ok(_) if have > 0 => None,
+                Ok(_) if at_end => Some(cut_short("gzip", "incomplete deflate stream")),
+                Ok(_) if consumed > 0 => continue,
+                Ok(_) => Some(corrupt("gzip", "deflate data that makes no progress")),
+                Err(e) => Some(corrupt("gzip", e)),
+            };
+            self.staged.truncate(have);
+            match problem {
+                Some(e) if have == 0 => return Err(e),
+                problem => self.failed = problem,
+            }
+            return Ok(());
+        }
+    }
+
+    /// Checks the 8-byte trailer: the CRC-32 and the length of the text.
+    fn trailer<R: Read>(&mut self, input: &mut Input<R>) -> std::io::Result<()> {
+        let mut trailer = [0u8; 8];
+        for b in &mut trailer {
+            *b = match input.peek(1)? {
+                [b] => *b,
+                _ => return Err(cut_short("gzip", "the member's trailer cut short")),
+            };
+            std::io::BufRead::consume(input, 1);
+        }
+        let crc = u32::from_le_bytes(trailer[..4].try_into().expect("4 bytes"));
+        let len = u32::from_le_bytes(trailer[4..].try_into().expect("4 bytes"));
+        if crc != self.crc.sum() || len != self.crc.amount() {
+            return Err(corrupt(
+                "gzip",
+                "the member's checksum does not match its text",
+            ));
+        }
+        Ok(())
     }
 }

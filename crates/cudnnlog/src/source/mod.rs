@@ -136,7 +136,7 @@ impl Compression {
 /// A stream that failed part way — a truncated or corrupt archive, a read
 /// error: everything read before the failure was scanned and the sink has
 /// its findings. A scan returns it as the source of an
-/// [`Error::Io`](crate::Error::Io), whose message is one line (`path:
+/// [`Error::Io`], whose message is one line (`path:
 /// error (after N lines, which were scanned)`); [`Incomplete::of`] finds
 /// it, so that a caller can keep the source's findings. A failure before
 /// the first byte (a damaged header) is a plain `Error::Io`: nothing was
