@@ -209,19 +209,6 @@ impl<'s> Follower<'s> {
             if (finding.last.byte as usize) < new_from {
                 continue;
             }
-            let key = {
-                use std::hash::{Hash, Hasher};
-                let mut h = std::collections::hash_map::DefaultHasher::new();
-                let print = fingerprint_of(&finding.class, &finding.message);
-                (&finding.class, finding.severity.as_str(), print).hash(&mut h);
-                h.finish()
-            };
-            if self.announced.len() >= MAX_ANNOUNCED {
-                self.announced.clear();
-            }
-            if !self.announced.insert(key) {
-                continue;
-            }
             for place in [&mut finding.first, &mut finding.last] {
                 place.byte += self.base;
                 place.line += self.base_line - 1;
@@ -230,6 +217,31 @@ impl<'s> Follower<'s> {
                 true => finding.first.clone(),
                 false => finding.last.clone(),
             };
+            // The same error, and the same line seen again (a line flushed
+            // before it ended, an event that grew): announced once.
+            let hash = |what: &dyn Fn(&mut std::collections::hash_map::DefaultHasher)| {
+                use std::hash::Hasher;
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                what(&mut h);
+                h.finish()
+            };
+            let same_error = hash(&|h| {
+                use std::hash::Hash;
+                let print = fingerprint_of(&finding.class, &finding.message);
+                (0u8, &finding.class, finding.severity.as_str(), print).hash(h);
+            });
+            let same_line = hash(&|h| {
+                use std::hash::Hash;
+                (1u8, &finding.class, place.byte).hash(h);
+            });
+            if self.announced.len() >= MAX_ANNOUNCED {
+                self.announced.clear();
+            }
+            if self.announced.contains(&same_error) || self.announced.contains(&same_line) {
+                continue;
+            }
+            self.announced.insert(same_error);
+            self.announced.insert(same_line);
             out.push(Announced { finding, place });
         }
         self.flushed = (end > ended).then_some(self.buf.len());
@@ -320,6 +332,18 @@ mod tests {
         assert_eq!(f.scan(true).unwrap().len(), 1);
         assert!(!f.ready(true));
         f.push(b"\n");
+        assert!(f.scan(false).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_line_flushed_short_is_not_announced_again_when_it_grows() {
+        // The fuzzer's case: the message of the flushed part and of the
+        // whole line differ (another fingerprint), the line is the same.
+        let s = scanner();
+        let mut f = Follower::new(&s);
+        f.push(b"INFO start\ntorch.OutOfMemoryError: CUDA out of memory.");
+        assert_eq!(f.scan(true).unwrap().len(), 1);
+        f.push(&OOM[b"torch.OutOfMemoryError: CUDA out of memory.".len()..]);
         assert!(f.scan(false).unwrap().is_empty());
     }
 

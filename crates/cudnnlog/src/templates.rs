@@ -212,6 +212,12 @@ impl Templates {
 
     /// Takes in another scan's templates (a later part of the input).
     pub fn join(&mut self, other: Templates) {
+        // Into nothing: the other's templates as they are (re-adding them
+        // could merge two a single pass kept apart).
+        if self.templates.is_empty() && self.dropped == 0 {
+            *self = other;
+            return;
+        }
         self.dropped += other.dropped;
         for t in other.templates {
             // Re-adding the template's example with its places, then its

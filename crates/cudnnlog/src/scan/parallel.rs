@@ -77,7 +77,7 @@ impl Scanner {
         };
         // 1. The literal pass and the probe lines, per chunk.
         let empty: Vec<S> = chunks.iter().map(|_| sink.fork()).collect();
-        type Searched<S, E> = Result<(S, Vec<usize>), E>;
+        type Searched<S, E> = Result<(S, Vec<usize>, Vec<usize>), E>;
         let found: Vec<Searched<S, S::Error>> = empty
             .into_par_iter()
             .zip(chunks.par_iter().zip(first_line.par_iter()))
@@ -89,23 +89,33 @@ impl Scanner {
                 for &p in &found.probes {
                     self.probe_line(&mut st, bytes, p, &mut fork)?;
                 }
-                for &p in &found.errors {
-                    self.error_line(&mut st, bytes, p, &mut fork)?;
-                }
-                // Unclassified lines are placed (their year) as a single
-                // pass places them: by the whole input's window.
-                fork.window_end(&window(&st))?;
                 report(range.len());
-                Ok((fork, found.hits))
+                Ok((fork, found.hits, found.errors))
             })
             .collect();
         let mut hits: Vec<usize> = Vec::new();
-        let mut forks: Vec<S> = Vec::with_capacity(chunks.len() * 2);
+        let mut forks: Vec<S> = Vec::with_capacity(chunks.len() * 2 + 1);
+        let mut errors: Vec<Vec<usize>> = Vec::with_capacity(chunks.len());
         for f in found {
-            let (fork, h) = f?;
+            let (fork, h, e) = f?;
             forks.push(fork);
             hits.extend(h);
+            errors.push(e);
         }
+        // Unclassified error lines are grouped online (templates.rs), in
+        // an order-dependent way: they are grouped here in one pass, in
+        // order, as a single pass groups them, and placed (their year) by
+        // the whole input's window. Their fork is joined first.
+        let mut unclassified = sink.fork();
+        let mut st = State::new(source);
+        for (c, lines) in errors.iter().enumerate() {
+            st.counter = LineCounter::at(chunks[c].start, first_line[c]);
+            for &p in lines {
+                self.error_line(&mut st, bytes, p, &mut unclassified)?;
+            }
+        }
+        unclassified.window_end(&window(&st))?;
+        forks.insert(0, unclassified);
         // 2. Regions over all candidates, as a single pass makes them; then
         // batches of regions framed in parallel. Regions are independent.
         let regions = self.regions(bytes, &hits, |_| true, None);
