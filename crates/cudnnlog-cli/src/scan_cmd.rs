@@ -220,17 +220,18 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
             },
             ok => (ok, None),
         };
-        if let Some(err) = cut_short {
-            if !shared.as_ref().is_some_and(|s| s.closed()) {
-                failed = true;
-                if !args.quiet {
-                    writeln!(
-                        std::io::stderr(),
-                        "cudnnlog: {}",
-                        render::sanitize_line(&err.to_string())
-                    )?;
-                }
+        let closed = shared.as_ref().is_some_and(|s| s.closed());
+        // An error is one line on standard error, unless output was closed.
+        let mut report = |err: &cudnnlog::Error| -> std::io::Result<()> {
+            failed = true;
+            if args.quiet {
+                return Ok(());
             }
+            let line = render::sanitize_line(&err.to_string());
+            writeln!(std::io::stderr(), "cudnnlog: {line}")
+        };
+        if let Some(err) = cut_short.filter(|_| !closed) {
+            report(&err)?;
         }
         match result {
             Ok(info) => {
@@ -241,17 +242,8 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
                 sink.join(fork.inner);
                 sources.push(info);
             }
-            Err(_) if shared.as_ref().is_some_and(|s| s.closed()) => {}
-            Err(err) => {
-                failed = true;
-                if !args.quiet {
-                    writeln!(
-                        std::io::stderr(),
-                        "cudnnlog: {}",
-                        render::sanitize_line(&err.to_string())
-                    )?;
-                }
-            }
+            Err(_) if closed => {}
+            Err(err) => report(&err)?,
         }
     }
     if let Some(shared) = shared.as_ref().filter(|s| s.closed()) {

@@ -219,21 +219,9 @@ impl<'s> Follower<'s> {
             };
             // The same error, and the same line seen again (a line flushed
             // before it ended, an event that grew): announced once.
-            let hash = |what: &dyn Fn(&mut std::collections::hash_map::DefaultHasher)| {
-                use std::hash::Hasher;
-                let mut h = std::collections::hash_map::DefaultHasher::new();
-                what(&mut h);
-                h.finish()
-            };
-            let same_error = hash(&|h| {
-                use std::hash::Hash;
-                let print = fingerprint_of(&finding.class, &finding.message);
-                (0u8, &finding.class, finding.severity.as_str(), print).hash(h);
-            });
-            let same_line = hash(&|h| {
-                use std::hash::Hash;
-                (1u8, &finding.class, place.byte).hash(h);
-            });
+            let print = fingerprint_of(&finding.class, &finding.message);
+            let same_error = hash_of((0u8, &finding.class, finding.severity.as_str(), print));
+            let same_line = hash_of((1u8, &finding.class, place.byte));
             if self.announced.len() >= MAX_ANNOUNCED {
                 self.announced.clear();
             }
@@ -266,6 +254,14 @@ impl<'s> Follower<'s> {
         self.scanned -= cut;
         self.flushed = self.flushed.map(|f| f - cut);
     }
+}
+
+/// A 64-bit hash of `value`: what is remembered of an announced finding.
+fn hash_of(value: impl std::hash::Hash) -> u64 {
+    use std::hash::Hasher;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    value.hash(&mut h);
+    h.finish()
 }
 
 #[cfg(test)]
