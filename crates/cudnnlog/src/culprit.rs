@@ -133,6 +133,50 @@ pub struct Culprit {
     pub reason: String,
     /// The lines that show it.
     pub evidence: Vec<EvidenceLine>,
+    /// Which kind of evidence named the culprit (JSON `basis`: `barrier`,
+    /// `wavefront`, `first_failure`, `silent`, `behind`, `root_cause`).
+    #[serde(default)]
+    pub basis: Basis,
+}
+
+/// Which kind of evidence named a [`Culprit`], strongest first.
+///
+/// ```
+/// use cudnnlog::culprit::Basis;
+/// assert!(Basis::Wavefront.is_laggard());
+/// assert!(!Basis::FirstFailure.is_laggard());
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Basis {
+    /// A barrier named the ranks as late.
+    Barrier,
+    /// Their last enqueued collective is behind the one the others waited in.
+    Wavefront,
+    /// Their own earlier failure; the others waited for them.
+    FirstFailure,
+    /// They reported nothing while the others timed out.
+    Silent,
+    /// Their last training step is behind the others'.
+    Behind,
+    /// torchrun's "Root Cause (first observed failure)".
+    #[default]
+    RootCause,
+}
+
+impl Basis {
+    /// True when the evidence shows ranks out of step: the culprit had not
+    /// reached the collective its peers waited in, rather than failing.
+    ///
+    /// ```
+    /// assert!(cudnnlog::culprit::Basis::Behind.is_laggard());
+    /// ```
+    pub fn is_laggard(self) -> bool {
+        matches!(
+            self,
+            Basis::Barrier | Basis::Wavefront | Basis::Silent | Basis::Behind
+        )
+    }
 }
 
 /// `rank 3`, `Rank 3`, `rank3` inside a line that carries no rank tag.
@@ -278,7 +322,7 @@ fn list(ranks: &[u32]) -> String {
 
 /// The culprit of one distributed finding, from the log's evidence.
 pub fn decide(ev: &RankEvidence, cx: &Context<'_>) -> Option<Culprit> {
-    let culprit = |ranks: Vec<u32>, reason: String, evidence: Vec<EvidenceLine>| {
+    let culprit = |ranks: Vec<u32>, reason: String, evidence: Vec<EvidenceLine>, basis: Basis| {
         let hosts = ev
             .root_cause
             .as_ref()
@@ -291,6 +335,7 @@ pub fn decide(ev: &RankEvidence, cx: &Context<'_>) -> Option<Culprit> {
             hosts,
             reason,
             evidence,
+            basis,
         })
     };
     let last_words = |ranks: &[u32]| -> String {
@@ -324,7 +369,7 @@ pub fn decide(ev: &RankEvidence, cx: &Context<'_>) -> Option<Culprit> {
             .as_deref()
             .unwrap_or("the barrier names {ranks} as late")
             .replace("{ranks}", &list(&ranks));
-        return culprit(ranks, reason, evidence);
+        return culprit(ranks, reason, evidence, Basis::Barrier);
     }
     // 2. The wavefront of enqueued collectives.
     let enqueued: Vec<(u32, u64, &EvidenceLine)> = ev
@@ -355,14 +400,19 @@ pub fn decide(ev: &RankEvidence, cx: &Context<'_>) -> Option<Culprit> {
                 "{} last enqueued collective {last}, behind the collective {front} the others waited in{tail}",
                 list(&ranks)
             );
-            return culprit(ranks, reason, evidence);
+            return culprit(ranks, reason, evidence, Basis::Wavefront);
         }
     }
     // 3. The rank whose own failure this is fallout of.
     if let Some((rank, what, line)) = &cx.cause {
         let reason =
             format!("rank {rank} failed first ({what} at line {line}); the others waited for it");
-        return culprit(vec![*rank], reason, last_lines(&[*rank]));
+        return culprit(
+            vec![*rank],
+            reason,
+            last_lines(&[*rank]),
+            Basis::FirstFailure,
+        );
     }
     // 4. The ranks that said nothing while the others timed out.
     let mut job: Vec<u32> = ev
@@ -386,7 +436,7 @@ pub fn decide(ev: &RankEvidence, cx: &Context<'_>) -> Option<Culprit> {
             list(&silent),
             list(cx.reporters)
         );
-        return culprit(silent, reason, evidence);
+        return culprit(silent, reason, evidence, Basis::Silent);
     }
     // 5. The rank whose training is behind.
     let steps: Vec<(u32, u64)> = ev
@@ -407,7 +457,7 @@ pub fn decide(ev: &RankEvidence, cx: &Context<'_>) -> Option<Culprit> {
                 "{} stopped at step {min} (line {at}), behind the others",
                 list(&behind)
             );
-            return culprit(behind, reason, evidence);
+            return culprit(behind, reason, evidence, Basis::Behind);
         }
     }
     // 6. torchrun's first observed failure.
@@ -415,7 +465,7 @@ pub fn decide(ev: &RankEvidence, cx: &Context<'_>) -> Option<Culprit> {
     let reason = format!("torchrun names rank {rank} as the first observed failure");
     let mut evidence = vec![line.clone()];
     evidence.extend(last_lines(&[*rank]));
-    culprit(vec![*rank], reason, evidence)
+    culprit(vec![*rank], reason, evidence, Basis::RootCause)
 }
 
 /// A line's text without its prefixes, for a sentence.

@@ -147,14 +147,145 @@ fn progress_before_the_failure_lowers_set_up_causes() {
     mid_run.push_str(failure);
     let r = one(&mid_run);
     let f = finding(&r, "cudnn.execution_failed");
-    assert_eq!(top(f).0, "memory_pressure", "{:#?}", f.causes);
+    // After 120 good steps the set-up is sound: what public threads fixed
+    // for mid-run execution failures was the framework release or memory.
+    assert_eq!(top(f).0, "framework_bug", "{:#?}", f.causes);
     assert!(top(f).1[0].contains("mid-run (step 120)"), "{:?}", top(f).1);
-    // The same failure at the first step keeps the versions first.
+    let rank = |f: &cudnnlog::report::Finding, id: &str| f.causes.iter().position(|c| c.id == id);
+    assert!(
+        rank(f, "memory_pressure") < rank(f, "version_mismatch"),
+        "{:#?}",
+        f.causes
+    );
+    assert!(
+        rank(f, "memory_pressure") < rank(f, "arch_unsupported"),
+        "{:#?}",
+        f.causes
+    );
+    // The same failure at the first step keeps the set-up causes first.
     let r = one(&format!(
         "2026-12-01 10:00:00,000 INFO train: step 0 loss 2.31\n{failure}"
     ));
+    let f = finding(&r, "cudnn.execution_failed");
+    let firsts: Vec<&str> = f.causes.iter().take(2).map(|c| c.id.as_str()).collect();
     assert_eq!(
-        top(finding(&r, "cudnn.execution_failed")).0,
-        "version_mismatch"
+        firsts,
+        ["arch_unsupported", "version_mismatch"],
+        "{:#?}",
+        f.causes
+    );
+}
+
+/// Where a log names no setting and no version, the priors decide; they
+/// come from a survey of public threads whose fix was confirmed (see
+/// docs/diagnosis.md, "Priors"). Each case is a bare message of one class.
+#[test]
+fn bare_messages_rank_what_public_threads_confirmed() {
+    for (log, class, first) in [
+        // GPUs newer than the CUDA build (RTX 30xx on CUDA 10, 20xx on 9).
+        (
+            "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED\n",
+            "cudnn.execution_failed",
+            "arch_unsupported",
+        ),
+        // Mostly Caffe or darknet on an older cuDNN than the code needs.
+        (
+            "RuntimeError: cuDNN error: CUDNN_STATUS_BAD_PARAM\n",
+            "cudnn.bad_param",
+            "version_mismatch",
+        ),
+        (
+            "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED\n",
+            "cudnn.not_initialized",
+            "version_mismatch",
+        ),
+        // A shell's "Killed" after the process grew: the OOM killer.
+        (
+            "step 812 loss 1.93\n./run.sh: line 3: 48213 Killed                  python train.py\n",
+            "host.oom_killed",
+            "host_memory_pressure",
+        ),
+    ] {
+        let r = one(log);
+        assert_eq!(top(finding(&r, class)).0, first, "{log}");
+    }
+    // PyTorch's INTERNAL_ERROR is not TensorFlow's: no memory-reservation
+    // cause without TensorFlow in the log.
+    let r = one("RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR\n");
+    let f = finding(&r, "cudnn.internal_error");
+    assert!(
+        f.causes.iter().all(|c| c.id != "tf_prealloc"),
+        "{:#?}",
+        f.causes
+    );
+}
+
+/// A crash after the log reported a version disagreement is put down to
+/// the versions, with the line that said so; versions named by that one
+/// message are not "two copies" of the library.
+#[test]
+fn a_crash_after_a_reported_version_disagreement_is_the_versions() {
+    let log = "2024-01-01 10:00:00.000000: E tensorflow/stream_executor/cuda/cuda_dnn.cc:361] Loaded runtime CuDNN library: 8.0.4 but source was compiled with: 8.1.0.  CuDNN library needs to have matching major version and equal or higher minor version.\nSegmentation fault (core dumped)\n";
+    let r = one(log);
+    let crash = finding(&r, "proc.segfault");
+    let (id, evidence) = top(crash);
+    assert_eq!(id, "version_mismatch", "{:#?}", crash.causes);
+    assert!(
+        evidence.iter().any(|e| e
+            .contains("line 1: the log reports a version disagreement (cudnn.version_mismatch)")),
+        "{evidence:?}"
+    );
+    let mismatch = finding(&r, "cudnn.version_mismatch");
+    assert_eq!(top(mismatch).0, "version_mismatch");
+    let conflict = mismatch
+        .causes
+        .iter()
+        .find(|c| c.id == "library_conflict")
+        .unwrap();
+    assert!(conflict.evidence.is_empty(), "{conflict:?}");
+}
+
+/// TensorFlow's ALLOC_FAILED handle error without memory growth is its
+/// start-up reservation, like the other handle errors.
+#[test]
+fn tensorflow_alloc_failed_without_memory_growth_is_its_reservation() {
+    let log = "2020-05-01 10:00:00.000000: I tensorflow/stream_executor/platform/default/dso_loader.cc:44] Successfully opened dynamic library libcudnn.so.7\n2020-05-01 10:00:01.000000: E tensorflow/stream_executor/cuda/cuda_dnn.cc:329] Could not create cudnn handle: CUDNN_STATUS_ALLOC_FAILED\n";
+    let r = one(log);
+    let f = finding(&r, "cudnn.alloc_failed");
+    assert_eq!(top(f).0, "tf_prealloc", "{:#?}", f.causes);
+}
+
+/// A standalone program's own check macro (`CUDA error at kernel.cu:20`)
+/// reports the failure: its kernel or its arguments come first. Real
+/// captures from the H200 machine; a framework's source path does not count.
+#[test]
+fn a_programs_own_check_points_at_its_code() {
+    for (log, class) in [
+        (
+            &include_bytes!("../../../fixtures/gpu/h200-g18_cuda_illegal_address.log")[..],
+            "cuda.illegal_address",
+        ),
+        (
+            &include_bytes!("../../../fixtures/gpu/h200-g21_cudnn_status.log")[..],
+            "cudnn.bad_param",
+        ),
+    ] {
+        let r = report(log);
+        let f = finding(&r, class);
+        let (id, evidence) = top(f);
+        assert_eq!(id, "code_bug", "{:#?}", f.causes);
+        assert!(
+            evidence[0].contains("the program's own check reports it"),
+            "{evidence:?}"
+        );
+    }
+    let framework = "RuntimeError: cuda runtime error (4) : unspecified launch failure at /home/ubuntu/pytorch/torch/lib/THC/THCTensorCopy.cu:85\n";
+    let f = finding(&one(framework), "cuda.launch_failure").clone();
+    assert!(
+        f.causes
+            .iter()
+            .all(|c| c.evidence.iter().all(|e| !e.contains("own check"))),
+        "{:#?}",
+        f.causes
     );
 }

@@ -20,6 +20,8 @@ const DEFINITIVE: f64 = 20.0;
 /// Lines between two occurrences at the same step for them to count as two
 /// incidents (a restarted job failing again), not lines of one.
 const RESTART_GAP: u64 = 200;
+/// The factor for a culprit rank that fell behind its peers.
+const LAGGARD: f64 = 1.5;
 
 /// Runs every rule.
 pub(crate) fn apply(ctx: &Ctx<'_>, ws: &mut Weights) {
@@ -49,7 +51,9 @@ fn is_cudnn_or_conv(class: &str) -> bool {
 }
 
 /// Two different cuDNN versions in one log: two copies of the library on
-/// the machine, and the process may load either.
+/// the machine, and the process may load either. Versions first seen on one
+/// line are one message naming both (compiled with X, loaded Y): that is
+/// the mismatch rule's evidence, not two sightings of two copies.
 fn two_copies(ctx: &Ctx<'_>, ws: &mut Weights) {
     let class = &ctx.draft().class;
     if !(is_cudnn_or_conv(class)
@@ -59,7 +63,7 @@ fn two_copies(ctx: &Ctx<'_>, ws: &mut Weights) {
         return;
     }
     let copies = ctx.env.values("cudnn");
-    if copies.len() < 2 {
+    if copies.len() < 2 || copies.iter().all(|o| o.first.line == copies[0].first.line) {
         return;
     }
     let listed: Vec<String> = copies
@@ -325,6 +329,7 @@ fn settings(ctx: &Ctx<'_>, ws: &mut Weights) {
                 | class::CUDNN_NOT_INITIALIZED
                 | class::CUDNN_CONV_ALGO_FAILED
                 | class::CUDNN_INTERNAL_ERROR
+                | class::CUDNN_ALLOC_FAILED
         )
     {
         match seen(env, "memory_growth") {
@@ -365,6 +370,7 @@ fn timing(ctx: &Ctx<'_>, ws: &mut Weights) {
         ws.boost(cause::VERSION_MISMATCH, 2.0, Some(why));
         ws.boost(cause::LIBRARY_CONFLICT, 2.0, None);
         ws.boost(cause::LIBRARY_MISSING, 2.0, None);
+        ws.boost(cause::ARCH_UNSUPPORTED, 2.0, None);
     }
     // The same step twice, far apart: the job was restarted (resumed) and
     // failed at the same place again. Lines of one incident are close.
@@ -405,7 +411,9 @@ fn timing(ctx: &Ctx<'_>, ws: &mut Weights) {
             );
             ws.boost(cause::MEMORY_PRESSURE, 1.3, Some(why.clone()));
             ws.boost(cause::FRAGMENTATION, 1.3, None);
-            ws.boost(cause::INPUT_SHAPE, 1.3, Some(why));
+            ws.boost(cause::INPUT_SHAPE, 1.3, Some(why.clone()));
+            ws.boost(cause::FRAMEWORK_BUG, 1.5, Some(why));
+            ws.boost(cause::HARDWARE_FAULT, 1.2, None);
             for setup in [
                 cause::VERSION_MISMATCH,
                 cause::LIBRARY_CONFLICT,
@@ -546,13 +554,28 @@ fn temper(factor: f64) -> f64 {
 }
 
 /// A named culprit that is not another finding's rank (that case is
-/// fallout, explained there): the ranks did not meet in the collective.
+/// fallout, explained there). Ranks out of step — one had not reached the
+/// collective its peers waited in — point at work only some ranks do (data
+/// loading, evaluation, checkpointing, a rank-dependent branch): the public
+/// threads on watchdog timeouts were fixed in the training code about as
+/// often as in the network. Other culprits (torchrun's first failure) say
+/// the ranks did not meet, without saying why.
 fn culprit(ctx: &Ctx<'_>, ws: &mut Weights) {
     let Some(c) = ctx.culprit else {
         return;
     };
-    if ctx.drafts[ctx.index].family() == "nccl" || ctx.drafts[ctx.index].family() == "dist" {
-        let line = c.evidence.first().map_or(0, |e| e.line);
+    let family = ctx.drafts[ctx.index].family();
+    if family != "nccl" && family != "dist" {
+        return;
+    }
+    let line = c.evidence.first().map_or(0, |e| e.line);
+    if c.basis.is_laggard() {
+        ws.boost(
+            cause::CODE_BUG,
+            LAGGARD,
+            Some(format!("line {line}: {} (ranks out of step)", c.reason)),
+        );
+    } else {
         ws.boost(
             cause::COMM_FAILURE,
             1.5,
