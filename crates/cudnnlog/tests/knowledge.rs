@@ -289,3 +289,28 @@ fn a_programs_own_check_points_at_its_code() {
         f.causes
     );
 }
+
+/// Known issues and NCCL's own words, kept as data (`diagnosis.toml`).
+#[test]
+fn known_issues_and_nccls_reason_weigh_their_causes() {
+    let r = one("torch 1.8.0+cu102\nRuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED\n");
+    let f = finding(&r, "cudnn.not_initialized");
+    let (id, evidence) = top(f);
+    assert_eq!(id, "framework_bug", "{:#?}", f.causes);
+    assert!(evidence[0].contains("a known 1.8.0 issue"), "{evidence:?}");
+    // 1.8.1 is not the known issue.
+    let r = one("torch 1.8.1+cu102\nRuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED\n");
+    assert_ne!(top(finding(&r, "cudnn.not_initialized")).0, "framework_bug");
+    let cuda = "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, unhandled cuda error, NCCL version 2.14.3\n";
+    let f = finding(&one(cuda), "nccl.error").clone();
+    assert_eq!(top(&f).0, "version_mismatch", "{:#?}", f.causes);
+    let system = "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, unhandled system error, NCCL version 2.14.3\n";
+    let f = finding(&one(system), "nccl.error").clone();
+    assert_eq!(top(&f).0, "comm_failure", "{:#?}", f.causes);
+    assert!(
+        f.causes.iter().position(|c| c.id == "shm_exhausted")
+            < f.causes.iter().position(|c| c.id == "version_mismatch"),
+        "{:#?}",
+        f.causes
+    );
+}
