@@ -18,11 +18,18 @@ use serde::Deserialize;
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct TorchBuild {
+    /// The PyTorch release, `2.4.0` (no `+cu121` suffix).
     pub torch: String,
+    /// The wheel's CUDA variant, major.minor: `12.1` for `+cu121`.
     pub cuda: String,
+    /// The cuDNN version the wheel bundles, `9.1.0`.
     pub cudnn: String,
+    /// Where the row comes from: the URL of its public source.
     pub source: String,
+    /// The release date, `YYYY-MM-DD`.
     pub date: String,
+    /// What the other fields leave out (the exact bundled build, how the
+    /// date was found); `None` when there is nothing to add.
     #[serde(default)]
     pub note: Option<String>,
 }
@@ -31,11 +38,19 @@ pub struct TorchBuild {
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct TfBuild {
+    /// The TensorFlow release, `2.15.0`.
     pub tensorflow: String,
+    /// The CUDA version it was tested with, major.minor (`12.2`).
     pub cuda: String,
+    /// The cuDNN version it was tested with, as the table gives it (`8.9`).
     pub cudnn: String,
+    /// Where the row comes from: the URL of its public source.
     pub source: String,
+    /// The release date, `YYYY-MM-DD`; the 1st of the month when only the
+    /// month is known (the note says so).
     pub date: String,
+    /// What the other fields leave out (the exact bundled build, how the
+    /// date was found); `None` when there is nothing to add.
     #[serde(default)]
     pub note: Option<String>,
 }
@@ -44,12 +59,22 @@ pub struct TfBuild {
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct DriverReq {
+    /// The CUDA toolkit release, major.minor (`12.4`).
     pub cuda: String,
+    /// The oldest Linux x86_64 driver its GA toolkit runs on (`550.54.14`).
     pub min_driver: String,
+    /// The oldest driver that runs it through CUDA minor-version
+    /// compatibility within its major family (`525.60.13` for 12.x);
+    /// `None` where there is none (CUDA 10 and older).
     #[serde(default)]
     pub min_driver_minor_compat: Option<String>,
+    /// Where the row comes from: the URL of its public source.
     pub source: String,
+    /// The release date, `YYYY-MM-DD`; the built-in rows know the month
+    /// only (day 01).
     pub date: String,
+    /// What the other fields leave out (the exact bundled build, how the
+    /// date was found); `None` when there is nothing to add.
     #[serde(default)]
     pub note: Option<String>,
 }
@@ -59,13 +84,24 @@ pub struct DriverReq {
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Arch {
+    /// The architecture's name, lower case: `ampere`, `hopper`, …
     pub arch: String,
+    /// Its compute capabilities, major.minor (`8.0`, `8.6`).
     pub compute_capability: Vec<String>,
+    /// Fragments of GPU model names that identify it: case-sensitive
+    /// substrings of the names logs print (`H100`, `Tesla T4`).
     pub gpus: Vec<String>,
+    /// The first CUDA release with native support for it (`11.8`).
     pub min_cuda: String,
+    /// The first cuDNN release with native support for it (`8.6.0`).
     pub min_cudnn: String,
+    /// Where the row comes from: the URL of its public source.
     pub source: String,
+    /// The date of the `min_cuda` release, `YYYY-MM-DD`; the built-in rows
+    /// know the month only (day 01).
     pub date: String,
+    /// What the other fields leave out (the exact bundled build, how the
+    /// date was found); `None` when there is nothing to add.
     #[serde(default)]
     pub note: Option<String>,
 }
@@ -74,12 +110,16 @@ pub struct Arch {
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Compat {
+    /// The `[[torch]]` rows: PyTorch pip wheels and the cuDNN each bundles.
     #[serde(default)]
     pub torch: Vec<TorchBuild>,
+    /// The `[[tensorflow]]` rows: TensorFlow's tested build configurations.
     #[serde(default)]
     pub tensorflow: Vec<TfBuild>,
+    /// The `[[driver]]` rows: the oldest driver each CUDA release runs on.
     #[serde(default)]
     pub driver: Vec<DriverReq>,
+    /// The `[[arch]]` rows: GPU architectures and the releases they need.
     #[serde(default)]
     pub arch: Vec<Arch>,
 }

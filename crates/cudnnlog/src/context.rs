@@ -42,7 +42,10 @@ impl LineCounter {
 /// The step and epoch a log line reports.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Progress {
+    /// The step: the number after `step`, `iter` or `iteration` (`step 3`,
+    /// `global_step=300`, `iter: 12`), the first such marker on the line.
     pub step: Option<u64>,
+    /// The epoch: the number after `epoch` (`epoch 2`, `Epoch [3/10]`).
     pub epoch: Option<u64>,
     /// The batch size, when the line names it (`batch 128`, `batch_size=64`,
     /// `bs: 32`).

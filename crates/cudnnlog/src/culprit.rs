@@ -110,6 +110,8 @@ pub struct RankSeen {
 /// What the log says of every rank around one failure.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RankEvidence {
+    /// What the lines around the failure say of each rank, by rank number
+    /// (at most 4096 ranks).
     pub ranks: BTreeMap<u32, RankSeen>,
     /// Ranks named as late or at fault, with the line naming them and
     /// what naming them means.

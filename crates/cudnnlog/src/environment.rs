@@ -163,8 +163,11 @@ fn same_value(field: &str, a: &str, b: &str) -> bool {
 /// One value of one field, where it was first seen, and how often.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Observed {
+    /// The value; of several spellings of one GPU, the longest.
     pub value: String,
+    /// The earliest place it was seen (by source, then byte).
     pub first: Location,
+    /// How many times it was seen.
     pub count: u64,
 }
 

@@ -12,6 +12,7 @@ pub enum Error {
     Io {
         /// The path as given, or `<stdin>`.
         path: String,
+        /// The underlying I/O error.
         #[source]
         source: std::io::Error,
     },
@@ -22,6 +23,7 @@ pub enum Error {
         file: String,
         /// The offending field (`regex`, `causes.id`, …), or `(file)`.
         field: String,
+        /// What is wrong with the field.
         message: String,
     },
     /// A glob given to a directory walk is malformed.

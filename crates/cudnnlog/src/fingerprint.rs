@@ -37,7 +37,9 @@ pub enum Build {
     /// The text exists in releases `since` (inclusive) to `until`
     /// (exclusive); either bound may be open.
     Range {
+        /// The first release with the text (`1.0.0`); `None`: no lower bound.
         since: Option<String>,
+        /// The first release without it (`2.15.0`); `None`: no upper bound.
         until: Option<String>,
     },
     /// The text names the version itself (a `version` capture).

@@ -115,6 +115,7 @@ pub struct Signal {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SignalFacts {
+    /// Fact names, in the order they are read (`signal`, `exit_code`).
     pub facts: Vec<String>,
 }
 
@@ -123,6 +124,7 @@ pub struct SignalFacts {
 pub struct Signals {
     /// The facts read, in order.
     pub facts: Vec<String>,
+    /// Every signal the table knows (the `[[signal]]` entries).
     pub signals: Vec<Signal>,
 }
 

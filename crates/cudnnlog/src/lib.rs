@@ -32,6 +32,8 @@
 //! The library never prints; errors are [`Error`] values naming the file
 //! (and catalog field) they are about.
 
+#![deny(missing_docs)]
+
 /// A substring search whose needle is a literal: the searcher is built
 /// once per call site, not on every call (building one costs more than
 /// searching a short line).

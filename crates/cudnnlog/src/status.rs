@@ -37,6 +37,7 @@ pub struct Enum {
     /// Where the members come from (headers, versions).
     #[serde(default)]
     pub sources: Vec<String>,
+    /// Its members (`[[enum.member]]`), in file order.
     #[serde(rename = "member", default)]
     pub members: Vec<Member>,
 }
@@ -64,8 +65,12 @@ pub struct Member {
     /// Other spellings seen in logs.
     #[serde(default)]
     pub aliases: Vec<String>,
+    /// The first release that has it, where the compared releases pin it
+    /// down: a CUDA toolkit version for the CUDA libraries, a cuDNN or NCCL
+    /// version for those.
     #[serde(default)]
     pub since: Option<String>,
+    /// The last release that had it, for a member later removed.
     #[serde(default)]
     pub until: Option<String>,
 }

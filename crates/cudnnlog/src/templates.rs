@@ -52,8 +52,13 @@ pub const WILDCARD: &str = "<*>";
 pub struct Template {
     /// Tokens joined by single spaces; variable ones are `<*>`.
     pub text: String,
+    /// How many lines it covers.
     pub count: u64,
+    /// Where its earliest line was seen; `None` when its lines were added
+    /// without a location.
     pub first: Option<Location>,
+    /// Where its latest line was seen; `None` when its lines were added
+    /// without a location.
     pub last: Option<Location>,
     /// The first line that made it, as the log wrote it (prefixes removed).
     pub example: String,

@@ -92,7 +92,11 @@ pub struct Class {
     /// Whether the class names what failed or only the status it returned.
     #[serde(default)]
     pub kind: ClassKind,
+    /// A few words naming the failure (`GPU out of memory`): the `title` of
+    /// the class's findings.
     pub title: String,
+    /// What the log shows when this class is reported, in a few sentences
+    /// (`docs/classes.md` and `cudnnlog explain` print it).
     pub summary: String,
     /// Status classes this symptom's own meaning includes: when one of
     /// them is carried by this symptom's message, it is not reported on
@@ -135,8 +139,13 @@ pub enum ClassKind {
 pub struct Cause {
     /// `memory_pressure`, `version_mismatch`, …
     pub id: String,
+    /// The cause in one line (`Free GPU memory is split into pieces too
+    /// small to use`).
     pub title: String,
+    /// What the cause is and how it produces the errors, in a few sentences.
     pub what: String,
+    /// Concrete commands or settings that address the cause, one per entry;
+    /// never empty.
     pub remediations: Vec<String>,
     /// The class families whose findings these remediations fit (they
     /// speak of GPU libraries, say); empty: every family.
@@ -158,7 +167,11 @@ pub struct Doc {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CauseRef {
+    /// The id of a declared cause (`causes.toml`).
     pub id: String,
+    /// The cause's weight before any evidence, in (0, 1]: the diagnoser
+    /// starts from it, scales it by what the log shows and normalises the
+    /// weights into confidences.
     pub prior: f64,
 }
 
@@ -166,7 +179,11 @@ pub struct CauseRef {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Example {
+    /// The log text; scanned with the whole catalog, it must be reported as
+    /// this pattern.
     pub log: String,
+    /// Facts the match must yield, by capture name: a non-negative integer
+    /// or a string each. Facts not listed are not checked; empty: none are.
     #[serde(default)]
     pub facts: BTreeMap<String, toml::Value>,
 }
@@ -175,7 +192,10 @@ pub struct Example {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Counterexample {
+    /// The log text; scanned with this pattern alone, it must not match.
     pub log: String,
+    /// Why it is a near miss (`memory statistics of a healthy run`), for the
+    /// catalog's readers; `None` when the file gives no reason.
     #[serde(default)]
     pub why: Option<String>,
 }
@@ -235,11 +255,14 @@ pub struct Pattern {
     pub id: String,
     /// The class id reported for a match.
     pub class: String,
+    /// What the pattern's text usually means; a finding is raised to an
+    /// error when its log shows the text was fatal.
     pub severity: Severity,
     /// Stable, or a preview whose findings say so.
     pub stability: Stability,
     /// The version that introduced the pattern.
     pub since: String,
+    /// What was detected, in one line.
     pub summary: String,
     /// Literal, case-sensitive strings; one must occur for the regex to run.
     pub anchors: Vec<String>,
@@ -271,10 +294,13 @@ pub struct Pattern {
     pub fallback: u8,
     /// The part of an event the regex runs on.
     pub scope: Scope,
+    /// What the pattern matches and why it happens.
     pub doc: Doc,
     /// Likely root causes, most likely first.
     pub causes: Vec<CauseRef>,
+    /// Log snippets that must be reported as this pattern; at least one.
     pub examples: Vec<Example>,
+    /// Near misses that must not match this pattern.
     pub counterexamples: Vec<Counterexample>,
     /// The pattern reports how a process ended (an exit status, a signal,
     /// a launcher's summary), not why: such a finding is fallout of the
@@ -315,6 +341,7 @@ pub struct Probe {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProbeExample {
+    /// The log text the probe reads.
     pub log: String,
     /// Field → normalised value.
     pub expect: BTreeMap<String, String>,

@@ -74,10 +74,16 @@ pub struct VerdictPlace {
     pub path: String,
     /// 1-based line number.
     pub line: u64,
+    /// The line's time, ISO 8601, as the report's
+    /// [`Place::timestamp`](crate::report::Place::timestamp); absent when it
+    /// has none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<String>,
+    /// The last training step the log printed before the failure; absent
+    /// when there is none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step: Option<u64>,
+    /// The rank that wrote the line; absent when its prefix names none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rank: Option<u32>,
 }

@@ -114,20 +114,31 @@ impl Line {
 /// The shape of an event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EventKind {
+    /// A single line: one that opens none of the shapes below, or an
+    /// exception logged as information or a warning (it was handled).
     Line,
+    /// A Python traceback through its exception's message, also one whose
+    /// header was cut off (it starts at a `File "…"` frame) or IPython's.
     Traceback,
     /// An exception line without a traceback before it.
     Exception,
+    /// A C++ exception: a message with its `Exception raised from …` and
+    /// `frame #N` lines, or `terminate called after throwing…` and `what():`.
     CxxException,
+    /// A Python warning (`file.py:12: UserWarning: …`) and its source line.
     Warning,
+    /// A torchrun failure summary, from its `=====` rule to the closing one.
     Summary,
 }
 
 /// A logical message: one or more lines of one writer.
 #[derive(Debug)]
 pub struct Event<'a> {
+    /// Its shape.
     pub kind: EventKind,
+    /// The writer of its lines; `None` for lines no tag names.
     pub origin: Option<Origin>,
+    /// Its logical lines, in log order; never empty.
     pub lines: &'a [Line],
     /// For a traceback (or an exception event), the index in `lines` of its
     /// final exception line (the uncaught exception: the last one of a
@@ -240,6 +251,15 @@ enum Step {
 }
 
 impl Framer {
+    /// A framer with no open events, as [`Framer::default`].
+    ///
+    /// ```
+    /// use cudnnlog::framer::{EventKind, Framer};
+    /// let log = b"Traceback (most recent call last):\n  File \"t.py\", line 1, in <module>\nValueError: bad\nINFO step 2\n";
+    /// let mut kinds = Vec::new();
+    /// Framer::new().frame(log, 0..log.len(), &mut |e| kinds.push((e.kind, e.lines.len())));
+    /// assert_eq!(kinds, [(EventKind::Traceback, 3), (EventKind::Line, 1)]);
+    /// ```
     pub fn new() -> Framer {
         Framer::default()
     }

@@ -30,11 +30,17 @@ pub enum Origin {
 /// The severity a line's prefix declares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Level {
+    /// `TRACE`, or glog's verbose `V`.
     Trace,
+    /// `DEBUG`, or a glog `D`.
     Debug,
+    /// `INFO`, or a glog or TensorFlow `I`.
     Info,
+    /// `WARNING` or `WARN`, or a glog or TensorFlow `W`.
     Warning,
+    /// `ERROR`, or a glog or TensorFlow `E`.
     Error,
+    /// `FATAL` or `CRITICAL`, or a glog or TensorFlow `F`.
     Fatal,
 }
 
@@ -55,8 +61,11 @@ impl Level {
 /// What the prefixes of one line say.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Prefix {
+    /// The writer, when a rank, NCCL process or container tag names it.
     pub origin: Option<Origin>,
+    /// The line's time, when a prefix has one.
     pub timestamp: Option<Timestamp>,
+    /// The severity, when a level word or a glog/TensorFlow header gives it.
     pub level: Option<Level>,
     /// Byte offset of the message body within the line.
     pub body: usize,

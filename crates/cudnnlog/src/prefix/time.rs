@@ -27,10 +27,16 @@ pub struct Timestamp {
     /// only, until a reader fills it in ([`Timestamp::with_year_near`],
     /// [`Timestamp::with_year_before`]).
     pub year: Option<u16>,
+    /// The month as written: 1 to 12 in a valid time
+    /// ([`Timestamp::is_valid`]).
     pub month: u8,
+    /// The day of the month as written.
     pub day: u8,
+    /// The hour as written, on a 24-hour clock.
     pub hour: u8,
+    /// The minute as written.
     pub minute: u8,
+    /// The second as written (a leap second, `60`, is not valid).
     pub second: u8,
     /// Fractional seconds as written: value and number of digits.
     pub frac: Option<(u64, u8)>,

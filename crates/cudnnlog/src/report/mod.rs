@@ -121,8 +121,11 @@ impl Outcome {
 pub struct Unclassified {
     /// The line with variable parts (numbers, paths, ids) as `<*>`.
     pub template: String,
+    /// How many lines it covers.
     pub count: u64,
+    /// Where its first line is (with no `step` or `epoch`).
     pub first: Place,
+    /// Where its last line is (with no `step` or `epoch`).
     pub last: Place,
     /// The first line that made the template.
     pub example: String,
@@ -132,8 +135,11 @@ pub struct Unclassified {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Place {
+    /// Index of the source in the report's `sources`.
     pub source: usize,
+    /// 1-based line number (lines end at `\n`; `\r` redraws do not count).
     pub line: u64,
+    /// Byte offset of the start of that line.
     pub byte: u64,
     /// The line's time, ISO 8601 (`2026-11-29T19:46:54.456820794`, with
     /// `Z` or `±HH:MM` when the log wrote a zone): see
@@ -148,10 +154,15 @@ pub struct Place {
     /// For a dmesg line: seconds since boot, as written (`4821.553190`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uptime: Option<String>,
+    /// The last step the log printed before the event, within the scanner's
+    /// context; absent when there is none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step: Option<u64>,
+    /// The last epoch the log printed before the event, within the
+    /// scanner's context; absent when there is none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub epoch: Option<u64>,
+    /// The rank that wrote the line; absent when its prefix names none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rank: Option<u32>,
 }
@@ -164,12 +175,15 @@ pub struct Finding {
     pub class: String,
     /// The class's title.
     pub title: String,
+    /// `error`, or `warning` for something the run survived.
     pub severity: Severity,
     /// The id of the pattern that matched first.
     pub pattern: String,
     /// How many events matched.
     pub count: u64,
+    /// Where the first matched event is.
     pub first: Place,
+    /// Where the last matched event is.
     pub last: Place,
     /// Ranks that reported it, ascending.
     pub ranks: Vec<u32>,

@@ -108,8 +108,13 @@ pub(crate) fn modified(path: &Path) -> Option<std::time::SystemTime> {
 /// rotated `train.log.1.gz` or a `.log` that is really gzip both work).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Compression {
+    /// Not compressed: the bytes start with neither magic number (or there
+    /// are none).
     None,
+    /// A gzip stream (`1f 8b`).
     Gzip,
+    /// A zstd stream (`28 b5 2f fd`), or one that opens with a skippable
+    /// frame.
     Zstd,
 }
 
