@@ -56,6 +56,15 @@ def generate(path, size_gb, seed):
     os.utime(path, (past, past))
 
 
+def cpu_model():
+    """The CPU's model name from /proc/cpuinfo, or "unknown"."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+    except (OSError, StopIteration):
+        return "unknown"
+
+
 def status_kib(pid, field):
     try:
         with open(f"/proc/{pid}/status") as f:
@@ -114,12 +123,7 @@ def main():
         subprocess.run([os.path.join(BIN, "cudnnlog"), "patterns", "list", "--format", "anchors"], stdout=f, check=True)
     n_anchors = sum(1 for _ in open(anchors))
     rg_version = subprocess.run(["rg", "--version"], capture_output=True, text=True).stdout.split("\n")[0]
-    cpu = "unknown"
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    cpu = cpu_model()
 
     print(f"machine: {platform.node()}, {os.cpu_count()} cores ({cpu}), {platform.system()} {platform.release()}")
     print(f"tools: cudnnlog (target/release), {rg_version}, wc; {args.runs} runs each, interleaved")

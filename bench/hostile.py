@@ -41,7 +41,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import status_kib  # noqa: E402 (bench.py's /proc reader)
+from bench import cpu_model, status_kib  # noqa: E402 (bench.py's /proc readers)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MiB = 1 << 20
@@ -190,23 +190,24 @@ def gen_zeros(path, size):
     if made(path):
         return
     with open(path, "wb") as f:
-        chunk = bytes(MiB)
-        left = size
-        while left > 0:
-            f.write(chunk[: min(left, MiB)])
-            left -= MiB
+        write_zeros(f, size)
     finish(path)
+
+
+def write_zeros(f, size):
+    """Writes `size` zero bytes to f, a MiB at a time."""
+    chunk = bytes(MiB)
+    left = size
+    while left > 0:
+        f.write(chunk[: min(left, MiB)])
+        left -= MiB
 
 
 def gen_gzip_zeros(path, size):
     if made(path):
         return
-    chunk = bytes(MiB)
     with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0) as f:
-        left = size
-        while left > 0:
-            f.write(chunk[: min(left, MiB)])
-            left -= MiB
+        write_zeros(f, size)
     finish(path)
 
 
@@ -452,12 +453,7 @@ def main():
     if not all_cases:
         sys.exit("hostile: no input matches --only")
 
-    cpu = "unknown"
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    cpu = cpu_model()
     print(f"machine: {platform.node()}, {os.cpu_count()} cores ({cpu}), {platform.system()} {platform.release()}")
     print(f"binary: {args.binary}; scale {args.scale:g}; inputs in {args.dir}")
 

@@ -198,10 +198,15 @@ fn zstd_header(rng: &mut Rng) -> (Vec<u8>, u64) {
     let content = rng.next().to_le_bytes();
     // Small and huge content sizes alike: keep 1 to `fcs` bytes of it.
     let keep = 1 + rng.below(fcs.max(1));
-    let field: Vec<u8> = (0..fcs).map(|i| if i < keep { content[i] } else { 0 }).collect();
+    let field: Vec<u8> = (0..fcs)
+        .map(|i| if i < keep { content[i] } else { 0 })
+        .collect();
     head.extend_from_slice(&field);
     let window = if single {
-        let value = field.iter().rev().fold(0u64, |v, &b| (v << 8) | u64::from(b));
+        let value = field
+            .iter()
+            .rev()
+            .fold(0u64, |v, &b| (v << 8) | u64::from(b));
         value + if fcs == 2 { 256 } else { 0 }
     } else {
         let exponent = u32::from(descriptor >> 3);
@@ -392,7 +397,12 @@ fn check(name: &str, out: &[u8], end: &End, expect: &Expect) {
         Expect::Anything => {}
         Expect::Exactly(want) => {
             assert!(matches!(end, End::Ok), "{name}: ended {end:?}, want Ok");
-            assert!(out == &want[..], "{name}: {} bytes decoded, want {}", out.len(), want.len());
+            assert!(
+                out == &want[..],
+                "{name}: {} bytes decoded, want {}",
+                out.len(),
+                want.len()
+            );
         }
         Expect::Error {
             kinds,
@@ -401,11 +411,20 @@ fn check(name: &str, out: &[u8], end: &End, expect: &Expect) {
             message,
         } => {
             let End::Err(e) = end else {
-                panic!("{name}: ended {end:?} after {} bytes, want an error", out.len());
+                panic!(
+                    "{name}: ended {end:?} after {} bytes, want an error",
+                    out.len()
+                );
             };
-            assert!(kinds.contains(&e.kind()), "{name}: error {e:?}, want {kinds:?}");
+            assert!(
+                kinds.contains(&e.kind()),
+                "{name}: error {e:?}, want {kinds:?}"
+            );
             if let Some(m) = message {
-                assert!(e.to_string().contains(m.as_str()), "{name}: error {e}, want {m:?}");
+                assert!(
+                    e.to_string().contains(m.as_str()),
+                    "{name}: error {e}, want {m:?}"
+                );
             }
             assert!(
                 out.starts_with(at_least) && at_most.starts_with(out),
@@ -416,7 +435,10 @@ fn check(name: &str, out: &[u8], end: &End, expect: &Expect) {
             );
         }
         Expect::StartsWith(want) => {
-            assert!(out.starts_with(want), "{name}: the run before the frame: {end:?}");
+            assert!(
+                out.starts_with(want),
+                "{name}: the run before the frame: {end:?}"
+            );
         }
     }
 }
@@ -427,7 +449,9 @@ fuzz_target!(|data: &[u8]| {
     params[..n].copy_from_slice(&data[..n]);
     let payload = &data[n..];
     let flags = params[0];
-    let mut rng = Rng::new(u64::from(u32::from_le_bytes([params[1], params[2], params[3], params[4]])));
+    let mut rng = Rng::new(u64::from(u32::from_le_bytes([
+        params[1], params[2], params[3], params[4],
+    ])));
 
     let (input, expect): (Vec<u8>, Expect) = match flags & 7 {
         1 => (gzip(payload, &mut rng), Expect::Exactly(payload.to_vec())),
@@ -502,22 +526,35 @@ fuzz_target!(|data: &[u8]| {
     let expected = match &expect {
         Expect::Anything => "anything",
         Expect::Exactly(_) => "exactly",
-        Expect::Error { message: Some(_), .. } => "error over the window cap",
+        Expect::Error {
+            message: Some(_), ..
+        } => "error over the window cap",
         Expect::Error { .. } => "error after a prefix",
         Expect::StartsWith(_) => "starts with the run",
     };
-    trace(format_args!("decode mode {} {kind:?} expect {expected}: {}", flags & 7, end.brief()));
+    trace(format_args!(
+        "decode mode {} {kind:?} expect {expected}: {}",
+        flags & 7,
+        end.brief()
+    ));
 
     // Short reads on both sides, `Interrupted` among the input's.
     let sizes_in = Sizes::from_bits(flags >> 5);
-    let chunked = Chunked::new(&input, Rng::new(rng.next()), sizes_in).interrupting(flags & 0x80 != 0);
+    let chunked =
+        Chunked::new(&input, Rng::new(rng.next()), sizes_in).interrupting(flags & 0x80 != 0);
     let (kind2, mut reader) = decompressed(chunked).expect("Interrupted is retried");
     assert_eq!(kind2, kind);
     let out_sizes = Sizes::from_bits(rng.next() as u8);
-    let (short, short_end) = drain(&mut reader, Some((Rng::new(rng.next()), out_sizes)), SHORT_CAP);
+    let (short, short_end) = drain(
+        &mut reader,
+        Some((Rng::new(rng.next()), out_sizes)),
+        SHORT_CAP,
+    );
     drop(reader);
     match short_end {
-        End::Capped if lossy(&end) => assert!(prefix_related(&short, &clean), "short reads: other bytes"),
+        End::Capped if lossy(&end) => {
+            assert!(prefix_related(&short, &clean), "short reads: other bytes")
+        }
         End::Capped => assert!(clean.starts_with(&short), "short reads: other bytes"),
         // Weakened (see `lossy`): from exactly the same bytes to a prefix.
         _ if lossy(&end) || lossy(&short_end) => {
@@ -531,15 +568,30 @@ fuzz_target!(|data: &[u8]| {
                 end.brief()
             ));
             assert!(prefix_related(&short, &clean), "short reads: other bytes");
-            assert!(short_end.same(&end), "short reads ended {short_end:?}, one read {end:?}");
+            assert!(
+                short_end.same(&end),
+                "short reads ended {short_end:?}, one read {end:?}"
+            );
         }
         _ => {
-            assert!(short == clean, "short reads: {} bytes, one read {}", short.len(), clean.len());
-            assert!(short_end.same(&end), "short reads ended {short_end:?}, one read {end:?}");
+            assert!(
+                short == clean,
+                "short reads: {} bytes, one read {}",
+                short.len(),
+                clean.len()
+            );
+            assert!(
+                short_end.same(&end),
+                "short reads ended {short_end:?}, one read {end:?}"
+            );
         }
     }
     // Both are prefixes of what the stream decodes to.
-    let longest = if short.len() > clean.len() { &short } else { &clean };
+    let longest = if short.len() > clean.len() {
+        &short
+    } else {
+        &clean
+    };
 
     // The input fails part way.
     if flags & 8 != 0 && !input.is_empty() {
@@ -551,7 +603,10 @@ fuzz_target!(|data: &[u8]| {
             Err(e) => {
                 trace(format_args!("decode failing input: in the magic number"));
                 assert!(at < 4, "decompressed failed after {at} bytes");
-                assert_eq!((e.kind(), e.to_string().as_str()), (failure, FAILURE_MESSAGE));
+                assert_eq!(
+                    (e.kind(), e.to_string().as_str()),
+                    (failure, FAILURE_MESSAGE)
+                );
             }
             Ok((_, mut reader)) => {
                 assert!(at >= 4, "decompressed did not fail after {at} bytes");
@@ -579,8 +634,12 @@ fuzz_target!(|data: &[u8]| {
                             "failing input: not the injected error"
                         );
                     }
-                    (End::Ok, End::Ok) => panic!("a failure at byte {at} of {} went unseen", input.len()),
-                    (_, End::Ok) => panic!("a failing input decoded Ok where the clean one did not"),
+                    (End::Ok, End::Ok) => {
+                        panic!("a failure at byte {at} of {} went unseen", input.len())
+                    }
+                    (_, End::Ok) => {
+                        panic!("a failing input decoded Ok where the clean one did not")
+                    }
                     (_, End::Err(_)) => {}
                 }
             }
@@ -598,7 +657,11 @@ fuzz_target!(|data: &[u8]| {
             (Ok(info), End::Ok) => {
                 trace(format_args!("decode scanned: ok"));
                 assert_eq!(info.bytes, clean.len() as u64);
-                assert_eq!(report_of(sink, Some(info)), want, "scanned decoder vs its bytes");
+                assert_eq!(
+                    report_of(sink, Some(info)),
+                    want,
+                    "scanned decoder vs its bytes"
+                );
             }
             (Err(e), End::Err(clean_err)) => {
                 let Error::Io { source, .. } = &e else {
@@ -613,12 +676,22 @@ fuzz_target!(|data: &[u8]| {
                 match Incomplete::of(&e) {
                     None => {
                         trace(format_args!("decode scanned: plain error"));
-                        assert!(clean.is_empty() || lossy, "no Incomplete after {} bytes: {e}", clean.len());
+                        assert!(
+                            clean.is_empty() || lossy,
+                            "no Incomplete after {} bytes: {e}",
+                            clean.len()
+                        );
                         assert_eq!(source.to_string(), clean_err.to_string());
-                        assert!(report_of(sink, None).findings.is_empty(), "findings from no bytes");
+                        assert!(
+                            report_of(sink, None).findings.is_empty(),
+                            "findings from no bytes"
+                        );
                     }
                     Some(incomplete) => {
-                        assert!(!clean.is_empty() || lossy, "an Incomplete after no byte: {e}");
+                        assert!(
+                            !clean.is_empty() || lossy,
+                            "an Incomplete after no byte: {e}"
+                        );
                         assert_eq!(incomplete.error.to_string(), clean_err.to_string());
                         let bytes = incomplete.info.bytes as usize;
                         let got = report_of(sink, Some(incomplete.info.clone()));
@@ -629,10 +702,16 @@ fuzz_target!(|data: &[u8]| {
                         } else if bytes <= longest.len() {
                             trace(format_args!("decode scanned: Incomplete, corrupt deflate"));
                             assert!(bytes > 0);
-                            assert_eq!(got, whole(&longest[..bytes]), "scanned corrupt gzip vs its bytes");
+                            assert_eq!(
+                                got,
+                                whole(&longest[..bytes]),
+                                "scanned corrupt gzip vs its bytes"
+                            );
                         } else {
                             // More than any decode here saw: bytes unknown.
-                            trace(format_args!("decode scanned: Incomplete, corrupt deflate, unchecked"));
+                            trace(format_args!(
+                                "decode scanned: Incomplete, corrupt deflate, unchecked"
+                            ));
                         }
                     }
                 }

@@ -3,30 +3,18 @@
 //! parallel chunks give the same report.
 #![no_main]
 
-use cudnnlog::report::FindingsSink;
-use cudnnlog::{Catalog, Report, Scanner, ScannerBuilder};
-use libfuzzer_sys::fuzz_target;
-use std::sync::OnceLock;
+#[path = "common/mod.rs"]
+mod common;
 
-fn scanner() -> &'static Scanner {
-    static S: OnceLock<Scanner> = OnceLock::new();
-    S.get_or_init(|| {
-        ScannerBuilder::new()
-            .block_size(4096)
-            .context_before(1024)
-            .context_after(1024)
-            .lookback(1024)
-            .chunk_size(777)
-            .build(Catalog::builtin().expect("built-in catalog"))
-    })
-}
+use common::{report_of, scanner};
+use cudnnlog::report::FindingsSink;
+use cudnnlog::Report;
+use libfuzzer_sys::fuzz_target;
 
 fn report(f: impl FnOnce(&mut FindingsSink<'_>) -> cudnnlog::source::SourceInfo) -> Report {
-    let s = scanner();
-    let mut sink = FindingsSink::new(s.catalog());
-    let mut info = f(&mut sink);
-    info.path = String::new();
-    sink.into_report(vec![info])
+    let mut sink = FindingsSink::new(scanner().catalog());
+    let info = f(&mut sink);
+    report_of(sink, Some(info))
 }
 
 fuzz_target!(|data: &[u8]| {

@@ -64,7 +64,11 @@ fuzz_target!(|data: &[u8]| {
     let mut sink = FindingsSink::new(s.catalog());
     let result = s.scan_reader(0, "", &mut reader, &mut sink);
 
-    let interrupted = if reader.interrupted > 0 { " interrupted" } else { "" };
+    let interrupted = if reader.interrupted > 0 {
+        " interrupted"
+    } else {
+        ""
+    };
     match (fail, result) {
         (None, Ok(info)) => {
             trace(format_args!("stream read to the end{interrupted}"));
@@ -72,7 +76,11 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(reader.delivered(), body.len());
             let short = report_of(sink, Some(info));
             let big = whole(body);
-            assert_eq!(classes(&short), classes(&big), "classes: short reads vs one read");
+            assert_eq!(
+                classes(&short),
+                classes(&big),
+                "classes: short reads vs one read"
+            );
             assert_eq!(short, big, "report: short reads vs one read");
         }
         (None, Err(e)) => panic!("a reader that never fails gave an error: {e}"),
@@ -84,7 +92,10 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(source.kind(), kind, "the injected error's kind: {e}");
             let message = e.to_string();
             assert!(!message.contains('\n'), "one line: {message:?}");
-            assert!(message.contains(FAILURE_MESSAGE), "the injected error: {message:?}");
+            assert!(
+                message.contains(FAILURE_MESSAGE),
+                "the injected error: {message:?}"
+            );
             assert_eq!(reader.delivered(), at);
             let prefix = &body[..at];
             match Incomplete::of(&e) {
@@ -95,14 +106,23 @@ fuzz_target!(|data: &[u8]| {
                     assert!(report.findings.is_empty(), "findings from no bytes");
                 }
                 Some(incomplete) => {
-                    trace(format_args!("stream failed part way: Incomplete{interrupted}"));
+                    trace(format_args!(
+                        "stream failed part way: Incomplete{interrupted}"
+                    ));
                     assert!(at > 0, "an Incomplete after no byte: {e:?}");
-                    assert_eq!(incomplete.info.bytes, at as u64, "Incomplete counts the bytes before");
+                    assert_eq!(
+                        incomplete.info.bytes, at as u64,
+                        "Incomplete counts the bytes before"
+                    );
                     assert_eq!(incomplete.error.kind(), kind);
                     assert_eq!(incomplete.error.to_string(), FAILURE_MESSAGE);
                     let short = report_of(sink, Some(incomplete.info.clone()));
                     let big = whole(prefix);
-                    assert_eq!(classes(&short), classes(&big), "classes: failed stream vs its prefix");
+                    assert_eq!(
+                        classes(&short),
+                        classes(&big),
+                        "classes: failed stream vs its prefix"
+                    );
                     assert_eq!(short, big, "report: failed stream vs its prefix");
                 }
             }

@@ -21,6 +21,7 @@ fn follow(path: &std::path::Path, secs: &str) -> std::process::Child {
             secs,
             path.to_str().unwrap(),
         ])
+        .env("CUDNNLOG_CONFIG", "")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -31,30 +32,19 @@ fn follow(path: &std::path::Path, secs: &str) -> std::process::Child {
 /// a truncated log is read again from its start.
 #[test]
 fn follow_reports_new_findings_and_survives_truncation() {
-    let path = std::env::temp_dir().join(format!("cudnnlog-follow-{}.log", std::process::id()));
+    let path = temp_log("truncation");
     std::fs::write(
         &path,
         "2026-11-29 19:40:51,487 INFO train: step 1 loss 0.5\n",
     )
     .unwrap();
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_cudnnlog"))
-        .args([
-            "scan",
-            "--follow",
-            "--follow-for",
-            "4",
-            path.to_str().unwrap(),
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = follow(&path, "4");
     std::thread::sleep(std::time::Duration::from_millis(800));
     let mut f = std::fs::OpenOptions::new()
         .append(true)
         .open(&path)
         .unwrap();
-    writeln!(f, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.").unwrap();
+    writeln!(f, "{OOM}").unwrap();
     drop(f);
     std::thread::sleep(std::time::Duration::from_millis(1500));
     std::fs::write(
@@ -191,4 +181,28 @@ fn a_last_line_without_end_is_reported_once_without_spinning() {
         ticks < 100,
         "{ticks} ticks of CPU while nothing was written"
     );
+}
+
+/// `--follow` on a file overwritten in place by a shorter one whose tail
+/// is progress-bar redraws (`\r`, no newline) after the old end: no panic,
+/// it goes on and ends cleanly.
+#[test]
+fn follow_survives_a_file_rewritten_in_place() {
+    let path = temp_log("rewrite");
+    let line = "2026-11-29 19:41:04,724 INFO train: step 7 loss 2.3\n";
+    std::fs::write(&path, line.repeat(300_000 / line.len())).unwrap();
+    let child = follow(&path, "4");
+    std::thread::sleep(Duration::from_millis(1500));
+    // Shorter lines up to well past where the old context began, then
+    // redraws with no newline, ending after the old end.
+    let mut new = line.repeat(200_000 / line.len()).into_bytes();
+    while new.len() < 320_000 {
+        new.extend_from_slice(b"\r 45%|#####     | 450/1000 [00:12<00:14, 38.2it/s]");
+    }
+    std::fs::write(&path, &new).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let _ = std::fs::remove_file(&path);
 }

@@ -356,19 +356,6 @@ mod tests {
             if i < 20 { &mut a } else { &mut b }.add(l, Some(&at(i as u64)));
         }
         a.join(b);
-        let summary = |t: &Templates| {
-            t.templates()
-                .iter()
-                .map(|x| {
-                    (
-                        x.text.clone(),
-                        x.count,
-                        x.first.as_ref().map(|l| l.byte),
-                        x.last.as_ref().map(|l| l.byte),
-                    )
-                })
-                .collect::<Vec<_>>()
-        };
         assert_eq!(summary(&whole), summary(&a));
     }
 

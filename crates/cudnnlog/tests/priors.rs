@@ -129,23 +129,15 @@ fn catalog() -> Catalog {
 }
 
 /// The cause the diagnoser ranks first from the priors alone: the highest
-/// prior, ties in `causes.toml` order, then by id.
+/// prior, ties broken as the diagnosis breaks them ([`Catalog::cause_order`]).
 fn top_cause<'a>(catalog: &Catalog, pattern: &'a Pattern) -> Option<&'a str> {
-    let order = |id: &str| {
-        catalog
-            .causes()
-            .iter()
-            .position(|c| c.id == id)
-            .unwrap_or(usize::MAX)
-    };
     pattern
         .causes
         .iter()
         .min_by(|a, b| {
             b.prior
                 .total_cmp(&a.prior)
-                .then_with(|| order(&a.id).cmp(&order(&b.id)))
-                .then_with(|| a.id.cmp(&b.id))
+                .then_with(|| catalog.cause_order(&a.id, &b.id))
         })
         .map(|c| c.id.as_str())
 }

@@ -146,7 +146,10 @@ impl Read for Chunked<'_> {
         }
         if self.interrupt && self.rng.one_in(4) {
             self.interrupted += 1;
-            return Err(std::io::Error::new(ErrorKind::Interrupted, "injected EINTR"));
+            return Err(std::io::Error::new(
+                ErrorKind::Interrupted,
+                "injected EINTR",
+            ));
         }
         let end = match self.fail {
             Some((at, kind)) if self.pos >= at => {
@@ -198,7 +201,9 @@ pub fn report_of(sink: FindingsSink<'_>, info: Option<cudnnlog::source::SourceIn
 pub fn whole(bytes: &[u8]) -> Report {
     let s = scanner();
     let mut sink = FindingsSink::new(s.catalog());
-    let info = s.scan_reader(0, "", bytes, &mut sink).expect("a slice never fails");
+    let info = s
+        .scan_reader(0, "", bytes, &mut sink)
+        .expect("a slice never fails");
     assert_eq!(info.bytes, bytes.len() as u64);
     report_of(sink, Some(info))
 }

@@ -638,6 +638,26 @@ impl Catalog {
         self.causes.iter().find(|c| c.id == id)
     }
 
+    /// The documented order between two causes of equal weight:
+    /// `causes.toml`'s (commonest first), unknown ids last, then by id.
+    /// The diagnosis breaks ties with it.
+    ///
+    /// ```
+    /// use std::cmp::Ordering;
+    /// let catalog = cudnnlog::Catalog::builtin().unwrap();
+    /// assert_eq!(catalog.cause_order("memory_pressure", "code_bug"), Ordering::Less);
+    /// assert_eq!(catalog.cause_order("no_such_cause", "code_bug"), Ordering::Greater);
+    /// ```
+    pub fn cause_order(&self, a: &str, b: &str) -> std::cmp::Ordering {
+        let rank = |id: &str| {
+            self.causes
+                .iter()
+                .position(|c| c.id == id)
+                .unwrap_or(usize::MAX)
+        };
+        rank(a).cmp(&rank(b)).then_with(|| a.cmp(b))
+    }
+
     /// The pattern with this id.
     pub fn pattern(&self, id: &str) -> Option<&Pattern> {
         self.patterns.iter().find(|p| p.id == id)

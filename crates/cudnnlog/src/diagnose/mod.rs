@@ -343,18 +343,10 @@ fn normalise(catalog: &Catalog, ws: Weights) -> Vec<RankedCause> {
         }
     }
     // Ties: the documented domain order, causes.toml's (commonest first).
-    let order = |id: &str| {
-        catalog
-            .causes()
-            .iter()
-            .position(|c| c.id == id)
-            .unwrap_or(usize::MAX)
-    };
     ws.sort_by(|a, b| {
         b.weight
             .total_cmp(&a.weight)
-            .then_with(|| order(&a.id).cmp(&order(&b.id)))
-            .then_with(|| a.id.cmp(&b.id))
+            .then_with(|| catalog.cause_order(&a.id, &b.id))
     });
     ws.into_iter()
         .map(|w| RankedCause {
