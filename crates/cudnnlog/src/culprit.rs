@@ -94,6 +94,13 @@ pub struct EvidenceLine {
     pub line: u64,
     /// The line's text (prefixes kept, at most 300 bytes).
     pub text: String,
+    /// The line's time, when its prefix has one with a year (ISO 8601, as
+    /// [`Place::timestamp`](crate::report::Place::timestamp)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
+    /// The rank the line is about: its rank tag, or the rank its text names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
 }
 
 /// What the log says of one rank around a failure.
@@ -228,6 +235,8 @@ pub fn collect(
         let here = || EvidenceLine {
             line: n,
             text: clip(&text),
+            timestamp: prefix.timestamp.and_then(|t| t.iso()),
+            rank,
         };
         if let Some(r) = rank.filter(|_| s < at && (ev.ranks.len() < MAX_RANKS)) {
             if !body.trim().is_empty() {
@@ -288,6 +297,10 @@ pub fn collect(
                                 Some(&(ls, le)) if k > 0 => EvidenceLine {
                                     line: n + k as u64,
                                     text: clip(&String::from_utf8_lossy(&hay[ls..le])),
+                                    timestamp: parse_prefix(&hay[ls..le])
+                                        .timestamp
+                                        .and_then(|t| t.iso()),
+                                    rank: Some(r as u32),
                                 },
                                 _ => here(),
                             };

@@ -645,3 +645,46 @@ fn a_headerless_traceback_longer_than_the_first_context_is_framed_from_its_start
     );
     assert!(events[0].2 > 20_000, "{events:?}");
 }
+
+/// A burst of thousands of warnings lists a sample of its occurrences; the
+/// same sample whether the log is scanned whole, in parallel chunks or as a
+/// stream of small blocks.
+#[test]
+fn a_bursts_sampled_occurrences_do_not_depend_on_how_the_scan_is_cut() {
+    let burst = include_bytes!("../../../fixtures/synthetic/ddp-plan-failed-burst.log");
+    let log: Vec<u8> = burst.repeat(100);
+    let whole = report_slice(&log);
+    let plan = whole
+        .findings
+        .iter()
+        .find(|f| f.class == "cudnn.plan_failed")
+        .unwrap();
+    assert!(plan.count >= 500, "{}", plan.count);
+    let n = plan.occurrences.len();
+    assert!((16..=cudnnlog::report::MAX_OCCURRENCES).contains(&n), "{n}");
+    assert!(plan.occurrences.windows(2).all(|w| w[0].byte < w[1].byte));
+    // Spread over the log, with both ranks' lines.
+    let (first, last) = (&plan.occurrences[0], &plan.occurrences[n - 1]);
+    assert!(
+        first.line < 960 && last.line > 96 * 90,
+        "{} {}",
+        first.line,
+        last.line
+    );
+    assert!(plan.occurrences.iter().any(|p| p.rank == Some(0)));
+    assert!(plan.occurrences.iter().any(|p| p.rank == Some(1)));
+    for chunk in [4096, 1 << 20] {
+        let scanner = ScannerBuilder::new()
+            .chunk_size(chunk)
+            .build(Catalog::builtin().unwrap());
+        let mut sink = FindingsSink::new(scanner.catalog());
+        let info = scanner
+            .scan_slice_parallel(0, &log, &mut sink, &|_| {})
+            .unwrap();
+        assert_eq!(sink.into_report(vec![info]), whole, "chunk {chunk}");
+    }
+    let mut streamed = report_stream(&log, 5000, 20000);
+    let whole = report_slice_with(&log, 20000);
+    streamed.sources[0].path = whole.sources[0].path.clone();
+    assert_eq!(streamed, whole);
+}

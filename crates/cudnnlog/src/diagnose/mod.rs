@@ -102,12 +102,15 @@ pub(crate) struct Draft {
     pub ranks_evidence: Option<crate::culprit::RankEvidence>,
     /// The first occurrence in each source that has one.
     pub per_source: BTreeMap<usize, (Location, Progress)>,
+    /// Where its occurrences are (all, or a sample).
+    pub occurrences: crate::report::occurrences::Sample,
 }
 
 impl Draft {
     /// Adds the occurrences of `other`, a finding of the same class,
     /// severity and signature.
     pub fn absorb(&mut self, other: Draft) {
+        self.occurrences.merge(other.occurrences);
         self.count += other.count;
         self.truncated |= other.truncated;
         self.ranks.extend(other.ranks);

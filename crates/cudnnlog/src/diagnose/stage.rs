@@ -160,6 +160,7 @@ impl Observation {
             carrier: None,
             ranks_evidence: None,
             per_source: BTreeMap::new(),
+            occurrences: Default::default(),
         }))
     }
 
@@ -318,6 +319,12 @@ pub(crate) fn diagnose_owned(findings: Findings, catalog: &Catalog) -> (Diagnosi
                 carried_by,
                 culprit,
                 truncated: d.truncated,
+                occurrences: d
+                    .occurrences
+                    .into_sorted()
+                    .iter()
+                    .map(|k| place(&k.loc, k.progress))
+                    .collect(),
             }
         })
         .collect();

@@ -246,7 +246,7 @@ fn spaces(i: &[u8]) -> Res<'_, &[u8]> {
 }
 
 mod tags;
-mod time;
+pub(crate) mod time;
 
 use tags::*;
 use time::*;

@@ -38,7 +38,9 @@ use crate::source::SourceInfo;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+pub(crate) mod occurrences;
 mod sink;
+pub use occurrences::MAX_OCCURRENCES;
 pub use sink::{FindingsSink, MAX_SIGNATURES, OTHER_SIGNATURES};
 
 /// The `schema` value of this version of the report.
@@ -225,6 +227,12 @@ pub struct Finding {
     /// signatures already and this finding counts the rest.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
+    /// Where its occurrences are, in log order: every one while `count` is
+    /// at most [`MAX_OCCURRENCES`], else a sample of them spread over the
+    /// log that does not depend on how the input was cut (`first` and
+    /// `last` are always exact). What a timeline draws.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub occurrences: Vec<Place>,
 }
 
 impl<'de> Deserialize<'de> for Fact {
@@ -240,4 +248,48 @@ impl<'de> Deserialize<'de> for Fact {
             Raw::Text(s) => Fact::Text(s),
         })
     }
+}
+
+/// Seconds since 1970-01-01T00:00 of a time as the report writes it: ISO
+/// 8601 `2026-11-29T19:46:54.456820794` ([`Place::timestamp`], fractions
+/// kept, a zone suffix ignored: the lines of one log share one), or the
+/// yearless `--11-29T19:46:54` ([`Place::yearless_timestamp`], read as in
+/// the year 2000: only differences between such times mean anything).
+/// What a timeline's x axis needs; `None` for any other text.
+///
+/// ```
+/// use cudnnlog::report::seconds;
+/// assert_eq!(seconds("1970-01-02T00:00:01.5"), Some(86_401.5));
+/// let a = seconds("2026-11-29T19:46:54.456820794").unwrap();
+/// let b = seconds("2026-11-29T19:47:59.751").unwrap();
+/// assert!((b - a - 65.294).abs() < 1e-3);
+/// assert_eq!(seconds("--11-29T19:47:54").unwrap() - seconds("--11-29T19:46:54").unwrap(), 60.0);
+/// assert_eq!(seconds("19:46:54"), None);
+/// ```
+pub fn seconds(t: &str) -> Option<f64> {
+    let (year, rest) = match t.strip_prefix("--") {
+        Some(rest) => (2000, rest),
+        None => (t.get(..4)?.parse().ok()?, t.get(5..)?),
+    };
+    let number = |s: Option<&str>| -> Option<i64> {
+        let s = s?;
+        s.bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| s.parse().ok())?
+    };
+    let month = number(rest.get(..2))?;
+    let day = number(rest.get(3..5))?;
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || rest.get(5..6) != Some("T") {
+        return None;
+    }
+    let hour = number(rest.get(6..8))?;
+    let min = number(rest.get(9..11))?;
+    let sec: String = rest
+        .get(12..)?
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    let sec: f64 = sec.parse().ok()?;
+    let days = crate::prefix::time::days_from_civil(year, month, day);
+    Some((days * 86_400 + hour * 3600 + min * 60) as f64 + sec)
 }

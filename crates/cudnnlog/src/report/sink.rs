@@ -1,6 +1,7 @@
 //! Grouping matches into findings: [`FindingsSink`], and where each
 //! finding is placed in time and training progress.
 
+use super::occurrences::Sample;
 use super::{Report, Unclassified, SCHEMA};
 use crate::catalog::{Catalog, Severity};
 use crate::context::Progress;
@@ -37,6 +38,8 @@ struct Acc {
     per_source: BTreeMap<usize, (Location, u64, Option<Progress>)>,
     /// An event's text was cut, or signatures were folded into this one.
     truncated: bool,
+    /// Where its occurrences are (all, or a sample of them).
+    occurrences: Sample,
 }
 
 /// Distinct signatures kept per class and severity; later ones are counted
@@ -53,6 +56,7 @@ impl Acc {
     /// another chunk.
     fn absorb(&mut self, b: Acc) {
         let a = self;
+        a.occurrences.merge(b.occurrences);
         a.count += b.count;
         a.truncated |= b.truncated;
         a.ranks.extend(b.ranks);
@@ -270,10 +274,11 @@ impl FindingsSink<'_> {
     /// their file's modification time, where it is known.
     fn years_from_files(&mut self, sources: &[SourceInfo]) {
         let modified = |s: usize| sources.get(s).and_then(|s| s.modified);
-        let accs = self
-            .accs
-            .iter_mut()
-            .flat_map(|a| [&mut a.first, &mut a.last]);
+        let accs = self.accs.iter_mut().flat_map(|a| {
+            [&mut a.first, &mut a.last]
+                .into_iter()
+                .chain(a.occurrences.locations_mut())
+        });
         for loc in accs.chain(self.templates.places_mut()) {
             if let (Some(t), Some(m)) = (loc.timestamp, modified(loc.source)) {
                 loc.timestamp = Some(t.with_year_before(m));
@@ -329,6 +334,7 @@ impl FindingsSink<'_> {
                 facts: a.facts,
                 carrier: a.carrier,
                 ranks_evidence: a.ranks_evidence,
+                occurrences: a.occurrences,
                 signature: a.signature,
                 truncated: a.truncated,
                 per_source: a
@@ -374,6 +380,9 @@ impl FindingsSink<'_> {
             if untagged {
                 a.ranks.insert(rank);
             }
+            for loc in a.occurrences.locations_mut() {
+                loc.rank.get_or_insert(rank);
+            }
         }
     }
 
@@ -384,6 +393,9 @@ impl FindingsSink<'_> {
         for a in &mut self.accs {
             a.first.source = source;
             a.last.source = source;
+            for loc in a.occurrences.locations_mut() {
+                loc.source = source;
+            }
             a.per_source = std::mem::take(&mut a.per_source)
                 .into_values()
                 .map(|mut v| {
@@ -460,12 +472,14 @@ impl Sink for FindingsSink<'_> {
                         m.location.source,
                         (m.location.clone(), m.event_byte, None),
                     )]),
+                    occurrences: Sample::one(&m.location, m.event_byte),
                 };
                 self.push(k, acc);
             }
             Some(i) => {
                 let a = &mut self.accs[i];
                 a.count += 1;
+                a.occurrences.push(&m.location, m.event_byte);
                 a.truncated |= m.truncated;
                 a.per_source
                     .entry(m.location.source)
@@ -545,6 +559,18 @@ impl Sink for FindingsSink<'_> {
                     *progress = Some(placer.progress(*event, loc.rank));
                 }
             }
+            // Occurrences are placed by the window they were found in.
+            for k in a.occurrences.unplaced_mut() {
+                if k.loc.source != w.source() || !w.contains(k.event) {
+                    continue;
+                }
+                k.progress = Some(placer.progress(k.event, k.loc.rank));
+                if k.loc.timestamp.is_none() {
+                    k.loc.timestamp = placer.timestamp(k.event, k.loc.rank);
+                }
+                fill_year(&mut year_misses, w, &mut k.loc);
+            }
+            a.occurrences.placed();
         }
         // glog/absl and syslog times have no year: take it from a dated
         // line nearby while the bytes are here.
