@@ -155,10 +155,16 @@ pub struct ScanArgs {
     /// (`rank0.log`, `rank1.log`; torchrun's `attempt_0/<rank>/stderr.log`).
     #[arg(long)]
     pub job: bool,
-    /// Output format (default: `table` on a terminal, `compact` in a pipe;
-    /// CUDNNLOG_FORMAT or the config file may set another).
+    /// Output format (default: `table` on a terminal, `compact` in a pipe,
+    /// or what `--output`'s extension names; CUDNNLOG_FORMAT or the config
+    /// file may set another).
     #[arg(long, value_enum)]
     pub format: Option<Format>,
+    /// Write the report to this file instead of standard output; without
+    /// `--format`, its extension chooses (`.html`, `.md`, `.json`,
+    /// `.ndjson`, `.xml`).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// Add the patterns in this directory to the built-in catalog (a pattern
     /// with a built-in id replaces it). May be repeated.
     #[arg(long = "patterns", value_name = "DIR")]
@@ -206,4 +212,24 @@ pub enum Format {
     Github,
     /// JUnit XML: a test case per job, failed when the job failed.
     Junit,
+    /// One self-contained HTML page for a post-mortem: the verdict, a
+    /// timeline of every finding per rank, the findings with the log around
+    /// them.
+    Html,
+}
+
+impl Format {
+    /// The format a file name's extension names (`report.html`).
+    pub fn of_path(path: &std::path::Path) -> Option<Format> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        Some(match ext.as_str() {
+            "html" | "htm" => Format::Html,
+            "md" | "markdown" => Format::Markdown,
+            "json" => Format::Json,
+            "ndjson" | "jsonl" => Format::Ndjson,
+            "xml" => Format::Junit,
+            "txt" | "log" => Format::Compact,
+            _ => return None,
+        })
+    }
 }

@@ -42,9 +42,9 @@ pub fn run(
     format: Format,
     style: &Style,
     quiet: bool,
+    out: Box<dyn Write + Send>,
 ) -> anyhow::Result<Done> {
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut out = std::io::BufWriter::new(out);
     let bar =
         (!quiet && jobs.len() >= PROGRESS_MIN_JOBS && std::io::stderr().is_terminal()).then(|| {
             let bar = indicatif::ProgressBar::new(jobs.len() as u64);
@@ -85,7 +85,7 @@ pub fn run(
                 Ok(()) => {}
             },
             // These need every job's whole report.
-            Format::Json | Format::Github | Format::Junit => kept[i] = Some(done),
+            Format::Json | Format::Github | Format::Junit | Format::Html => kept[i] = Some(done),
             // The others need only the verdicts.
             _ => {
                 kept[i] = Some(Triaged {
@@ -163,6 +163,7 @@ fn write_all(
                 .collect();
             crate::ci_formats::junit(&mut *out, &jobs, catalog)?;
         }
+        Format::Html => crate::html::fleet_page(&mut *out, &done, summary, catalog)?,
     }
     out.flush()?;
     Ok(())

@@ -17,6 +17,7 @@ mod ci_formats;
 mod config;
 mod fleet_cmd;
 mod follow;
+mod html;
 mod inputs;
 mod json_out;
 mod markdown;

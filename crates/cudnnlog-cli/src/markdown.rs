@@ -16,7 +16,7 @@
 //! - Control characters (terminal escapes, `\r`, NUL) are replaced by
 //!   U+FFFD everywhere.
 
-use crate::render::{clip, plural, sanitize, seen, shown_fields, TABLE_TEMPLATES};
+use crate::render::{clip, env_text, plural, sanitize, seen, shown_fields, TABLE_TEMPLATES};
 use cudnnlog::catalog::{Catalog, Severity};
 use cudnnlog::report::Report;
 use std::io::Write;
@@ -120,8 +120,30 @@ pub fn fenced(out: &mut impl Write, text: &str) -> std::io::Result<()> {
 /// [`code_span`]; the text between escaped with [`md`]. Whatever a value
 /// from the log holds, it renders as text or code.
 pub fn with_code_spans(s: &str) -> String {
-    let s = sanitize(s).replace(['\n', '\r'], " ");
     let mut out = String::new();
+    for (code, part) in split_code_spans(s) {
+        if code {
+            out.push_str(&code_span(&part));
+        } else {
+            let start = out.is_empty();
+            out.push_str(&escape(&part, start));
+        }
+    }
+    out
+}
+
+/// Catalog text with `code` spans split as CommonMark splits it: a run of
+/// backticks closed by a run of the same length is code (`true`, one space
+/// stripped each side when both have one), the rest text (`false`; a run
+/// with no closing run is text). Control characters are replaced and line
+/// breaks made spaces.
+///
+/// ```text
+/// "Set `A=1` now" → [(false, "Set "), (true, "A=1"), (false, " now")]
+/// ```
+pub fn split_code_spans(s: &str) -> Vec<(bool, String)> {
+    let s = sanitize(s).replace(['\n', '\r'], " ");
+    let mut parts = Vec::new();
     let mut rest = s.as_str();
     let mut text = String::new();
     while let Some(open) = rest.find('`') {
@@ -130,15 +152,16 @@ pub fn with_code_spans(s: &str) -> String {
         let body = &rest[open + run..];
         match closing_run(body, run) {
             Some(close) => {
-                out.push_str(&escape(&text, out.is_empty()));
-                text.clear();
+                if !text.is_empty() {
+                    parts.push((false, std::mem::take(&mut text)));
+                }
                 let code = &body[..close];
                 // CommonMark strips one space each side when both have one.
                 let code = match code.strip_prefix(' ').and_then(|c| c.strip_suffix(' ')) {
                     Some(inner) if !code.trim().is_empty() => inner,
                     _ => code,
                 };
-                out.push_str(&code_span(code));
+                parts.push((true, code.to_string()));
                 rest = &body[close + run..];
             }
             None => {
@@ -149,8 +172,10 @@ pub fn with_code_spans(s: &str) -> String {
         }
     }
     text.push_str(rest);
-    out.push_str(&escape(&text, out.is_empty()));
-    out
+    if !text.is_empty() || parts.is_empty() {
+        parts.push((false, text));
+    }
+    parts
 }
 
 /// Where in `s` a run of exactly `n` backticks starts.
@@ -325,15 +350,7 @@ pub fn markdown(out: &mut impl Write, report: &Report, catalog: &Catalog) -> std
         writeln!(out, "|---|---|")?;
         for field in shown_fields(report) {
             if let Some(v) = report.environment.get(field) {
-                let text = match v {
-                    serde_json::Value::String(s) => s.clone(),
-                    serde_json::Value::Array(a) => a
-                        .iter()
-                        .filter_map(|x| x.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    other => other.to_string(),
-                };
+                let text = env_text(v);
                 writeln!(
                     out,
                     "| {} | {} |",

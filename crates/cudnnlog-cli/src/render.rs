@@ -663,17 +663,10 @@ fn environment(out: &mut impl Write, report: &Report, width: usize) -> std::io::
     let rows: Vec<[String; 2]> = shown_fields(report)
         .filter_map(|f| {
             let v = report.environment.get(f)?;
-            let text = match v {
-                serde_json::Value::String(s) => s.clone(),
-                serde_json::Value::Array(a) => {
-                    a.iter()
-                        .filter_map(|x| x.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                        + "  (several)"
-                }
-                other => other.to_string(),
-            };
+            let mut text = env_text(v);
+            if v.is_array() {
+                text.push_str("  (several)");
+            }
             Some([f.replace('_', " "), sanitize(&text)])
         })
         .collect();
@@ -682,6 +675,20 @@ fn environment(out: &mut impl Write, report: &Report, width: usize) -> std::io::
         writeln!(out, "{line}")?;
     }
     Ok(())
+}
+
+/// An environment value as text: several values (two cuDNN copies) are
+/// listed with commas.
+pub(crate) fn env_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(a) => a
+            .iter()
+            .filter_map(|x| x.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        other => other.to_string(),
+    }
 }
 
 pub(crate) fn plural(n: usize) -> &'static str {

@@ -5,7 +5,7 @@
 use crate::args::{FailOn, Format, ScanArgs};
 use crate::config::Config;
 use crate::term::{self, Color, Stream};
-use crate::{fleet_cmd, follow, inputs, json_out, markdown, render, stream_sink};
+use crate::{fleet_cmd, follow, html, inputs, json_out, markdown, render, stream_sink};
 use cudnnlog::report::FindingsSink;
 use cudnnlog::sink::Fork;
 use cudnnlog::{MmapChoice, Report, ScannerBuilder};
@@ -27,14 +27,27 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
         }
         args.files.push(PathBuf::from("-"));
     }
+    let to_file = args.output.is_some();
     let format = args
         .format
+        .or_else(|| args.output.as_deref().and_then(Format::of_path))
         .or(config.format)
-        .unwrap_or(if std::io::stdout().is_terminal() {
+        .unwrap_or(if std::io::stdout().is_terminal() && !to_file {
             Format::Table
         } else {
             Format::Compact
         });
+    let mut output = open_output(args.output.as_deref())?;
+    // Colour and the terminal's width only for a terminal.
+    let style = render::Style {
+        color: !to_file && term::color(color, Stream::Stdout),
+        width: if to_file {
+            term::DEFAULT_WIDTH
+        } else {
+            term::width(Stream::Stdout)
+        },
+        verbose: args.verbose,
+    };
     // Never freed: the process ends after the scan, and dropping the
     // catalog's thousands of strings and automata is a tenth of the scan
     // of a small log (a fleet scans thousands).
@@ -44,8 +57,7 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
             anyhow::bail!("--follow watches exactly one file");
         };
         let limit = args.follow_for.map(std::time::Duration::from_secs_f64);
-        let mut out = std::io::stdout().lock();
-        follow::follow(&scanner, path, format == Format::Ndjson, limit, &mut out)?;
+        follow::follow(&scanner, path, format == Format::Ndjson, limit, &mut output)?;
         return Ok(ExitCode::SUCCESS);
     }
     let mmap = if args.no_mmap {
@@ -90,12 +102,7 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
                  add --job to take all inputs as one job"
             );
         }
-        let style = render::Style {
-            color: term::color(color, Stream::Stdout),
-            width: term::width(Stream::Stdout),
-            verbose: args.verbose,
-        };
-        let done = fleet_cmd::run(&scanner, &jobs, mmap, format, &style, args.quiet)?;
+        let done = fleet_cmd::run(&scanner, &jobs, mmap, format, &style, args.quiet, output)?;
         let fails = match args.fail_on {
             FailOn::Never => false,
             FailOn::Warning => done.any_finding,
@@ -120,7 +127,8 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
         .collect();
     let mut sink = FindingsSink::new(scanner.catalog());
     let single = inputs.len() == 1;
-    let shared = (format == Format::Ndjson && !args.quiet)
+    // Partial findings are streamed to a reader, not to a file.
+    let shared = (format == Format::Ndjson && !args.quiet && !to_file)
         .then(|| stream_sink::Shared::new(Box::new(std::io::stdout())));
     // Files are scanned in parallel, each into a fork of the sink; the forks
     // are joined in the order given, each numbered after the sources read
@@ -279,12 +287,7 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
     if args.quiet || closed {
         return Ok(code);
     }
-    let style = render::Style {
-        color: term::color(color, Stream::Stdout),
-        width: term::width(Stream::Stdout),
-        verbose: args.verbose,
-    };
-    match write_report(&report, format, &style, scanner.catalog()) {
+    match write_report(&mut output, &report, format, &style, scanner.catalog()) {
         // The reader has what it wanted (`| head`): the findings decide.
         Err(e) if crate::is_broken_pipe(&e) => Ok(code),
         Err(e) => Err(e),
@@ -292,15 +295,33 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
     }
 }
 
-/// The report in `format` on standard output.
+/// Where the report goes: standard output, or the file `--output` names
+/// (created, or truncated).
+fn open_output(path: Option<&std::path::Path>) -> anyhow::Result<Box<dyn Write + Send>> {
+    use anyhow::Context;
+    Ok(match path {
+        None => Box::new(std::io::stdout()),
+        Some(p) => {
+            let file = std::fs::File::create(p).with_context(|| {
+                format!(
+                    "cannot write {}",
+                    render::sanitize_line(&p.display().to_string())
+                )
+            })?;
+            Box::new(file)
+        }
+    })
+}
+
+/// The report in `format` on `out`.
 fn write_report(
+    out: &mut dyn Write,
     report: &Report,
     format: Format,
     style: &render::Style,
     catalog: &cudnnlog::Catalog,
 ) -> anyhow::Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut out = std::io::BufWriter::new(out);
     match format {
         Format::Json => {
             json_out::pretty(&mut out, report)?;
@@ -319,6 +340,10 @@ fn write_report(
                 .collect::<Vec<_>>()
                 .join(", ");
             crate::ci_formats::junit(&mut out, &[(name.as_str(), report)], catalog)?
+        }
+        Format::Html => {
+            let files = html::excerpt::Files::open(&report.sources);
+            html::page(&mut out, report, catalog, &files)?
         }
     }
     out.flush()?;

@@ -3,47 +3,9 @@
 
 mod common;
 
-use common::{cudnnlog, json, root};
+use common::{cudnnlog, json, root, Scratch, FLEET_LOGS as LOGS};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-
-/// A scratch directory removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let dir =
-            std::env::temp_dir().join(format!("cudnnlog-fleet-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-
-    fn copy(&self, fixture: &str, to: &str) -> PathBuf {
-        let dest = self.0.join(to);
-        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
-        std::fs::copy(root().join(fixture), &dest).unwrap();
-        dest
-    }
-
-    fn write(&self, to: &str, bytes: &[u8]) -> PathBuf {
-        let dest = self.0.join(to);
-        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
-        std::fs::write(&dest, bytes).unwrap();
-        dest
-    }
-
-    fn path(&self) -> &str {
-        self.0.to_str().unwrap()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn ndjson(out: &std::process::Output) -> Vec<Value> {
     String::from_utf8(out.stdout.clone())
@@ -68,35 +30,6 @@ fn verdicts(out: &std::process::Output) -> (BTreeMap<String, Value>, Value) {
         .collect();
     (by_path, summary.clone())
 }
-
-/// The logs of the fleet: real ones, two copies of one failure.
-const LOGS: &[(&str, &str)] = &[
-    (
-        "fixtures/real/h200-torch-oom-amp-train.log",
-        "a/job-101.log",
-    ),
-    (
-        "fixtures/real/h200-torch-oom-amp-train.log",
-        "b/job-102.log",
-    ),
-    (
-        "fixtures/real/h200-torch-device-assert.log",
-        "a/job-103.log",
-    ),
-    (
-        "fixtures/real/h200-torch-healthy-train.log",
-        "c/job-104.log",
-    ),
-    ("fixtures/gpu/h200-g21_cudnn_status.log", "c/job-105.out"),
-    (
-        "fixtures/compressed/h200-torch-oom-amp-train.log.1.gz",
-        "d/job-106.log.1.gz",
-    ),
-    (
-        "fixtures/wild/cases/001-torch-rnn-exec-failed-cpu-tensor/log.txt",
-        "d/job-107.txt",
-    ),
-];
 
 /// What a user's log directory also holds, and must not be scanned.
 fn not_logs(s: &Scratch) {

@@ -50,3 +50,68 @@ pub fn json(out: &Output) -> cudnnlog::Report {
     serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
 }
+
+/// A scratch directory removed when dropped.
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    pub fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("cudnnlog-test-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    pub fn copy(&self, fixture: &str, to: &str) -> PathBuf {
+        let dest = self.0.join(to);
+        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        std::fs::copy(root().join(fixture), &dest).unwrap();
+        dest
+    }
+
+    pub fn write(&self, to: &str, bytes: &[u8]) -> PathBuf {
+        let dest = self.0.join(to);
+        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        std::fs::write(&dest, bytes).unwrap();
+        dest
+    }
+
+    pub fn path(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The logs of the fleet: real ones, two copies of one failure.
+pub const FLEET_LOGS: &[(&str, &str)] = &[
+    (
+        "fixtures/real/h200-torch-oom-amp-train.log",
+        "a/job-101.log",
+    ),
+    (
+        "fixtures/real/h200-torch-oom-amp-train.log",
+        "b/job-102.log",
+    ),
+    (
+        "fixtures/real/h200-torch-device-assert.log",
+        "a/job-103.log",
+    ),
+    (
+        "fixtures/real/h200-torch-healthy-train.log",
+        "c/job-104.log",
+    ),
+    ("fixtures/gpu/h200-g21_cudnn_status.log", "c/job-105.out"),
+    (
+        "fixtures/compressed/h200-torch-oom-amp-train.log.1.gz",
+        "d/job-106.log.1.gz",
+    ),
+    (
+        "fixtures/wild/cases/001-torch-rnn-exec-failed-cpu-tensor/log.txt",
+        "d/job-107.txt",
+    ),
+];
