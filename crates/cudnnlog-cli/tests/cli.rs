@@ -252,13 +252,17 @@ fn golden_reports() {
                 expected_path.display()
             )
         });
-        if expected != String::from_utf8_lossy(&out.stdout) {
-            stale.push(rel);
+        let actual = String::from_utf8_lossy(&out.stdout);
+        if expected != actual {
+            stale.push(format!("{rel}:\n{}", diff(&expected, &actual)));
         }
     }
     assert!(
         stale.is_empty(),
-        "reports differ from the golden files (inspect, then bless): {stale:?}"
+        "{} reports differ from their golden files (inspect, then run with \
+         CUDNNLOG_BLESS=1):\n\n{}",
+        stale.len(),
+        stale.join("\n")
     );
 }
 
@@ -755,4 +759,38 @@ fn ndjson_is_read_by_python() {
         String::from_utf8(result.stdout).unwrap().trim(),
         "2 2 ['nccl.timeout', 'proc.segfault'] 0"
     );
+}
+
+/// A unified diff of a golden file and what the scan printed, at most
+/// [`DIFF_LINES`] lines of it.
+fn diff(expected: &str, actual: &str) -> String {
+    let text = similar::TextDiff::from_lines(expected, actual)
+        .unified_diff()
+        .context_radius(3)
+        .header("expected", "actual")
+        .to_string();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut shown = lines[..lines.len().min(DIFF_LINES)].join("\n");
+    if lines.len() > DIFF_LINES {
+        shown.push_str(&format!("\n… {} more lines", lines.len() - DIFF_LINES));
+    }
+    shown
+}
+
+/// Lines of each golden file's diff shown when it differs.
+const DIFF_LINES: usize = 60;
+
+#[test]
+fn a_golden_mismatch_shows_what_changed() {
+    let d = diff(
+        "{\n  \"a\": 1,\n  \"b\": 2\n}\n",
+        "{\n  \"a\": 1,\n  \"b\": 3\n}\n",
+    );
+    assert!(
+        d.contains("-  \"b\": 2") && d.contains("+  \"b\": 3"),
+        "{d}"
+    );
+    assert!(d.starts_with("--- expected\n+++ actual"), "{d}");
+    let long = diff(&"x\n".repeat(200), &"y\n".repeat(200));
+    assert!(long.ends_with("more lines") && long.lines().count() == DIFF_LINES + 1);
 }
