@@ -3,7 +3,7 @@
 
 use cudnnlog::Catalog;
 
-/// The class ids of the design brief (DESIGN.md): a public contract.
+/// The class ids the project promised (docs/classes.md): a public contract.
 const CLASSES: [&str; 48] = [
     "cudnn.plan_failed",
     "cudnn.execution_failed",
