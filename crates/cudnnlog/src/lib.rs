@@ -76,7 +76,9 @@ pub mod follow;
 pub mod fragments;
 pub mod framer;
 pub mod job;
+pub mod json;
 pub mod knowledge;
+pub mod ndjson;
 /// Constants for the built-in catalog's class and cause ids, generated from
 /// `patterns/classes.toml` and `patterns/causes.toml`: code that names an id
 /// uses these, so a typo does not compile.

@@ -279,3 +279,103 @@ impl<S: Sink + ?Sized> Sink for &mut S {
         (**self).unclassified(line, at)
     }
 }
+
+/// Feeds one scan to two sinks: the [`FindingsSink`](crate::report::FindingsSink)
+/// that builds the report and one of your own (a live view, a counter, an
+/// NDJSON stream), without scanning twice.
+///
+/// The scan goes on while either sink wants more; a sink that returned
+/// `false` from [`matched`](Sink::matched) is not given further matches.
+/// Both get every window, environment value and unclassified line.
+///
+/// ```
+/// use cudnnlog::{Catalog, ScannerBuilder, report::FindingsSink};
+/// use cudnnlog::sink::{FnSink, Match, Tee};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+/// let mut lines = Vec::new();
+/// let counter = FnSink(|m: &Match<'_>| -> Result<bool, cudnnlog::Error> {
+///     lines.push(m.location.line);
+///     Ok(true)
+/// });
+/// let mut tee = Tee::new(FindingsSink::new(scanner.catalog()), counter);
+/// let log = b"ok\nRuntimeError: CUDA error: an illegal memory access was encountered\n";
+/// let source = scanner.scan_slice(0, log, &mut tee).unwrap();
+/// let (sink, _) = tee.into_inner();
+/// assert_eq!(sink.into_report(vec![source]).primary.as_deref(), Some("cuda.illegal_address"));
+/// assert_eq!(lines, [2]);
+/// ```
+pub struct Tee<A, B> {
+    a: A,
+    b: B,
+    a_done: bool,
+    b_done: bool,
+}
+
+impl<A, B> Tee<A, B> {
+    /// Both sinks, fed the same scan.
+    pub fn new(a: A, b: B) -> Tee<A, B> {
+        Tee {
+            a,
+            b,
+            a_done: false,
+            b_done: false,
+        }
+    }
+
+    /// The two sinks back, in the order given.
+    pub fn into_inner(self) -> (A, B) {
+        (self.a, self.b)
+    }
+
+    /// The first sink.
+    pub fn first(&self) -> &A {
+        &self.a
+    }
+
+    /// The second sink.
+    pub fn second(&self) -> &B {
+        &self.b
+    }
+}
+
+impl<A: Sink, B: Sink<Error = A::Error>> Sink for Tee<A, B> {
+    type Error = A::Error;
+
+    fn matched(&mut self, m: &Match<'_>) -> Result<bool, A::Error> {
+        if !self.a_done {
+            self.a_done = !self.a.matched(m)?;
+        }
+        if !self.b_done {
+            self.b_done = !self.b.matched(m)?;
+        }
+        Ok(!(self.a_done && self.b_done))
+    }
+
+    fn window_end(&mut self, window: &Window<'_>) -> Result<(), A::Error> {
+        self.a.window_end(window)?;
+        self.b.window_end(window)
+    }
+
+    fn environment(&mut self, fact: &EnvFact<'_>) -> Result<(), A::Error> {
+        self.a.environment(fact)?;
+        self.b.environment(fact)
+    }
+
+    fn unclassified(&mut self, line: &str, at: &Location) -> Result<(), A::Error> {
+        self.a.unclassified(line, at)?;
+        self.b.unclassified(line, at)
+    }
+}
+
+impl<A: Fork, B: Fork + Sink<Error = A::Error>> Fork for Tee<A, B> {
+    fn fork(&self) -> Self {
+        Tee::new(self.a.fork(), self.b.fork())
+    }
+
+    fn join(&mut self, other: Self) {
+        self.a.join(other.a);
+        self.b.join(other.b);
+        self.a_done |= other.a_done;
+        self.b_done |= other.b_done;
+    }
+}

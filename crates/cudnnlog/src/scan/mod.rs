@@ -146,6 +146,21 @@ impl ScannerBuilder {
     }
 
     /// Compiles the catalog's anchors and returns a reusable scanner.
+    ///
+    /// # Panics
+    ///
+    /// Only if the anchors' automaton cannot be built even as
+    /// aho-corasick's noncontiguous NFA, whose limit (2³¹ states, one per
+    /// anchor byte at most) is about a hundred times what the catalog's
+    /// load limits let in (`docs/catalog-format.md`): never for a catalog
+    /// [`CatalogBuilder`](crate::CatalogBuilder) or [`Catalog::builtin`]
+    /// returned.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder};
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// assert!(scanner.catalog().patterns().len() > 100);
+    /// ```
     pub fn build(&self, catalog: Catalog) -> Scanner {
         let (mut anchors, mut owners) = anchor_table(catalog.patterns(), catalog.probes());
         // Error-level lines no pattern anchors: level words, and glog/absl
@@ -162,15 +177,19 @@ impl ScannerBuilder {
         // The whole-input pass uses a full DFA: the fastest search, at a
         // memory cost that a few hundred anchors keep small.
         let build = |kind, dfa: bool| {
-            AhoCorasick::builder()
-                .match_kind(kind)
-                .kind(Some(if dfa {
-                    aho_corasick::AhoCorasickKind::DFA
-                } else {
-                    aho_corasick::AhoCorasickKind::ContiguousNFA
-                }))
-                .build(&anchors)
-                .expect("anchors are validated literals")
+            use aho_corasick::AhoCorasickKind::{ContiguousNFA, NoncontiguousNFA, DFA};
+            let make = |k| {
+                AhoCorasick::builder()
+                    .match_kind(kind)
+                    .kind(Some(k))
+                    .build(&anchors)
+            };
+            // A DFA or contiguous NFA over a huge user catalog can outgrow
+            // aho-corasick's state ids; the noncontiguous NFA, slower, holds
+            // as many states as the anchors have bytes.
+            make(if dfa { DFA } else { ContiguousNFA })
+                .or_else(|_| make(NoncontiguousNFA))
+                .expect("the catalog's load limits keep anchors within aho-corasick's")
         };
         let n_patterns = catalog.patterns().len() as u32;
         let anchor_kinds = owners

@@ -33,6 +33,36 @@ impl Scanner {
         self.scan_stream(source, name, reader, sink, &|| {})
     }
 
+    /// Scans standard input as source `source` (named `<stdin>`), gzip or
+    /// zstd decompressed when its first bytes say so: what `cudnnlog scan -`
+    /// and `kubectl logs job/x | cudnnlog scan` read.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when standard input cannot be read (or a compressed
+    /// stream is corrupt: [`Incomplete::of`](crate::source::Incomplete::of)
+    /// then gives what was read before), or what the sink returns.
+    ///
+    /// ```no_run
+    /// use cudnnlog::{Catalog, ScannerBuilder, report::FindingsSink};
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+    /// let mut sink = FindingsSink::new(scanner.catalog());
+    /// let source = scanner.scan_stdin(0, &mut sink)?;
+    /// let report = sink.into_report(vec![source]);
+    /// println!("{}", report.primary.unwrap_or_default());
+    /// # Ok::<(), cudnnlog::Error>(())
+    /// ```
+    pub fn scan_stdin<S: Sink>(&self, source: usize, sink: &mut S) -> Result<SourceInfo, S::Error> {
+        const NAME: &str = "<stdin>";
+        let (_, reader) = crate::source::decompressed(std::io::stdin()).map_err(|e| {
+            S::Error::from(Error::Io {
+                path: NAME.to_string(),
+                source: e,
+            })
+        })?;
+        self.scan_reader(source, NAME, reader, sink)
+    }
+
     /// [`scan_reader`](Scanner::scan_reader), calling `progress` after each
     /// window.
     ///

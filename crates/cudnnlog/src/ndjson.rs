@@ -1,0 +1,238 @@
+//! The NDJSON messages: one JSON object per line, its kind in `type`
+//! (written first). Every producer — a scan streaming its findings, a
+//! `--follow`, a fleet scan — writes these, so a consumer reads one
+//! vocabulary:
+//!
+//! | `type` | written | fields |
+//! |---|---|---|
+//! | `finding`, `"partial": true` | as soon as a finding's first match is found, while the scan goes on | `class`, `severity`, `pattern`, `path`, `line`, `byte`, `rank`, `message`, `facts` |
+//! | `finding` | after the scan, one per diagnosed finding (a `--follow` adds the `path` and `line` where it appeared) | those of a report's finding (`docs/json-format.md`) |
+//! | `unclassified` | after the findings | those of a report's unclassified template |
+//! | `summary` | last, for one job | `schema`, `sources`, `environment`, `outcome`, `primary`, `cross_run`, `findings` and `errors` (counts) |
+//! | `verdict` | one per job of a fleet, as each is done | those of a [`Verdict`] |
+//! | `fleet_summary` | last, for a fleet | `schema` and those of a fleet [`Summary`] |
+//!
+//! ```
+//! use cudnnlog::{Catalog, ScannerBuilder, report::FindingsSink, ndjson};
+//! let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+//! let mut sink = FindingsSink::new(scanner.catalog());
+//! let log = b"RuntimeError: CUDA error: an illegal memory access was encountered\n";
+//! let source = scanner.scan_slice(0, log, &mut sink).unwrap();
+//! let report = sink.into_report(vec![source]);
+//! let mut out = Vec::new();
+//! for message in ndjson::report_messages(&report) {
+//!     message.write_line(&mut out).unwrap();
+//! }
+//! let text = String::from_utf8(out).unwrap();
+//! let lines: Vec<&str> = text.lines().collect();
+//! assert!(lines[0].starts_with(r#"{"type":"finding","class":"cuda.illegal_address""#));
+//! assert!(lines[1].starts_with(r#"{"type":"summary","schema":"cudnnlog.report/1""#));
+//! ```
+
+use crate::catalog::Severity;
+use crate::diagnose::CrossRun;
+use crate::facts::Fact;
+use crate::fleet::{Summary, Verdict};
+use crate::report::{Finding, Outcome, Report, Unclassified};
+use crate::sink::Match;
+use crate::source::SourceInfo;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::io::Write;
+
+/// One NDJSON line; see the [module documentation](self) for each kind.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Message<'a> {
+    /// A finding's first match, while the scan goes on.
+    #[serde(rename = "finding")]
+    Partial(Partial<'a>),
+    /// A diagnosed finding.
+    Finding(FindingLine<'a>),
+    /// Error lines no pattern explains, as one template.
+    Unclassified(&'a Unclassified),
+    /// The end of one job's report.
+    Summary(JobSummary<'a>),
+    /// One job of a fleet.
+    Verdict(&'a Verdict),
+    /// The end of a fleet scan.
+    FleetSummary(FleetSummary<'a>),
+}
+
+impl Message<'_> {
+    /// Writes the message as one line of JSON and a newline (DEL and C1
+    /// controls escaped, as [`json::compact`](crate::json::compact) does).
+    ///
+    /// # Errors
+    ///
+    /// What writing to `out` returns.
+    ///
+    /// ```
+    /// use cudnnlog::ndjson::{FleetSummary, Message};
+    /// let summary = cudnnlog::fleet::Summary::default();
+    /// let mut out = Vec::new();
+    /// Message::FleetSummary(FleetSummary::of(&summary)).write_line(&mut out).unwrap();
+    /// assert!(out.starts_with(br#"{"type":"fleet_summary","schema":"cudnnlog.fleet/1","jobs":0"#));
+    /// assert!(out.ends_with(b"}\n"));
+    /// ```
+    pub fn write_line(&self, mut out: impl Write) -> std::io::Result<()> {
+        crate::json::compact(&mut out, self).map_err(std::io::Error::from)?;
+        out.write_all(b"\n")
+    }
+}
+
+/// A finding's first match, announced while the scan goes on.
+#[derive(Debug, Serialize)]
+pub struct Partial<'a> {
+    /// Always true: the diagnosed finding follows after the scan.
+    pub partial: bool,
+    /// The class id.
+    pub class: &'a str,
+    /// As the pattern says; the diagnosis may raise it.
+    pub severity: Severity,
+    /// The pattern that matched.
+    pub pattern: &'a str,
+    /// The source's path.
+    pub path: &'a str,
+    /// The matched line's number.
+    pub line: u64,
+    /// The matched line's byte offset.
+    pub byte: u64,
+    /// The rank that wrote it, when its prefix names one (`null` if not).
+    pub rank: Option<u32>,
+    /// The matched line.
+    pub message: &'a str,
+    /// The values the pattern captured.
+    pub facts: BTreeMap<&'a str, Fact>,
+}
+
+impl<'a> Partial<'a> {
+    /// The announcement of match `m` in the source at `path`.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, ndjson::Partial, sink::{Match, Sink}};
+    /// struct First(Option<String>);
+    /// impl Sink for First {
+    ///     type Error = cudnnlog::Error;
+    ///     fn matched(&mut self, m: &Match<'_>) -> Result<bool, Self::Error> {
+    ///         self.0 = Some(Partial::of(m, "train.log").class.to_string());
+    ///         Ok(false)
+    ///     }
+    /// }
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// let mut first = First(None);
+    /// scanner.scan_slice(0, b"RuntimeError: CUDA error: an illegal memory access was encountered\n", &mut first).unwrap();
+    /// assert_eq!(first.0.as_deref(), Some("cuda.illegal_address"));
+    /// ```
+    pub fn of(m: &'a Match<'a>, path: &'a str) -> Partial<'a> {
+        Partial {
+            partial: true,
+            class: m.class,
+            severity: m.severity,
+            pattern: &m.pattern.id,
+            path,
+            line: m.location.line,
+            byte: m.location.byte,
+            rank: m.location.rank,
+            message: m.message,
+            facts: m.facts().into_iter().collect(),
+        }
+    }
+}
+
+/// A diagnosed finding, and where a `--follow` saw it appear.
+#[derive(Debug, Serialize)]
+pub struct FindingLine<'a> {
+    /// The finding, its fields at the top level.
+    #[serde(flatten)]
+    pub finding: &'a Finding,
+    /// The followed file's path (`--follow` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<&'a str>,
+    /// The line where it appeared in the followed file (`--follow` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+}
+
+impl<'a> FindingLine<'a> {
+    /// A report's finding as it is.
+    pub fn of(finding: &'a Finding) -> FindingLine<'a> {
+        FindingLine {
+            finding,
+            path: None,
+            line: None,
+        }
+    }
+}
+
+/// The end of one job's report: what a consumer needs besides the findings.
+#[derive(Debug, Serialize)]
+pub struct JobSummary<'a> {
+    /// The report's schema ([`report::SCHEMA`](crate::report::SCHEMA)).
+    pub schema: &'a str,
+    /// What was read.
+    pub sources: &'a [SourceInfo],
+    /// Versions and hardware the log shows.
+    pub environment: &'a BTreeMap<String, serde_json::Value>,
+    /// How the run ended.
+    pub outcome: Outcome,
+    /// The primary finding's class (`null` when none).
+    pub primary: Option<&'a str>,
+    /// How a failure recurs across sources.
+    pub cross_run: &'a [CrossRun],
+    /// How many findings.
+    pub findings: usize,
+    /// How many of them are errors.
+    pub errors: usize,
+}
+
+impl<'a> JobSummary<'a> {
+    /// The summary of `report`.
+    pub fn of(report: &'a Report) -> JobSummary<'a> {
+        JobSummary {
+            schema: &report.schema,
+            sources: &report.sources,
+            environment: &report.environment,
+            outcome: report.outcome,
+            primary: report.primary.as_deref(),
+            cross_run: &report.cross_run,
+            findings: report.findings.len(),
+            errors: report
+                .findings
+                .iter()
+                .filter(|f| f.severity == Severity::Error)
+                .count(),
+        }
+    }
+}
+
+/// The end of a fleet scan.
+#[derive(Debug, Serialize)]
+pub struct FleetSummary<'a> {
+    /// Always [`fleet::SCHEMA`](crate::fleet::SCHEMA).
+    pub schema: &'static str,
+    /// The summary, its fields at the top level.
+    #[serde(flatten)]
+    pub summary: &'a Summary,
+}
+
+impl<'a> FleetSummary<'a> {
+    /// The message of `summary`.
+    pub fn of(summary: &'a Summary) -> FleetSummary<'a> {
+        FleetSummary {
+            schema: crate::fleet::SCHEMA,
+            summary,
+        }
+    }
+}
+
+/// A report's messages, in order: each finding, each unclassified
+/// template, the summary.
+pub fn report_messages(report: &Report) -> impl Iterator<Item = Message<'_>> {
+    report
+        .findings
+        .iter()
+        .map(|f| Message::Finding(FindingLine::of(f)))
+        .chain(report.unclassified.iter().map(Message::Unclassified))
+        .chain(std::iter::once(Message::Summary(JobSummary::of(report))))
+}
