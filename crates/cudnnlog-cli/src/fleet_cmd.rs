@@ -3,11 +3,12 @@
 //! as soon as its job is done, the other formats once all are.
 
 use crate::args::Format;
-use crate::markdown::{code_span, md};
+use crate::render::markdown::{code_span, md};
 use crate::render::{clip, sanitize, Paint, Style};
 use crate::term::columns;
 use cudnnlog::fleet::{self, FleetDocument, Summary, Triaged, Verdict};
 use cudnnlog::job::Job;
+use cudnnlog::ndjson::{FleetSummary, Message};
 use cudnnlog::report::Outcome;
 use cudnnlog::{MmapChoice, Scanner};
 use std::io::{IsTerminal, Write};
@@ -131,21 +132,14 @@ fn write_all(
     catalog: &cudnnlog::Catalog,
 ) -> anyhow::Result<()> {
     match format {
-        Format::Ndjson => {
-            let mut v = serde_json::to_value(summary)?;
-            let obj = v.as_object_mut().expect("a summary is an object");
-            obj.insert("type".into(), "fleet_summary".into());
-            obj.insert("schema".into(), fleet::SCHEMA.into());
-            crate::json_out::compact(&mut *out, &v)?;
-            writeln!(out)?;
-        }
+        Format::Ndjson => Message::FleetSummary(FleetSummary::of(summary)).write_line(&mut *out)?,
         Format::Json => {
             let doc = FleetDocument {
                 schema: fleet::SCHEMA,
                 jobs: done,
                 summary: summary.clone(),
             };
-            crate::json_out::pretty(&mut *out, &doc)?;
+            cudnnlog::json::pretty(&mut *out, &doc)?;
             writeln!(out)?;
         }
         Format::Table => table(out, &done, summary, style)?,
@@ -153,7 +147,7 @@ fn write_all(
         Format::Markdown => markdown(out, &done, summary)?,
         Format::Github => {
             for t in &done {
-                crate::ci_formats::github(&mut *out, &t.report, catalog)?;
+                crate::render::ci_formats::github(&mut *out, &t.report, catalog)?;
             }
         }
         Format::Junit => {
@@ -161,9 +155,9 @@ fn write_all(
                 .iter()
                 .map(|t| (t.verdict.path.as_str(), &t.report))
                 .collect();
-            crate::ci_formats::junit(&mut *out, &jobs, catalog)?;
+            crate::render::ci_formats::junit(&mut *out, &jobs, catalog)?;
         }
-        Format::Html => crate::html::fleet_page(&mut *out, &done, summary, catalog)?,
+        Format::Html => crate::render::html::fleet_page(&mut *out, &done, summary, catalog)?,
     }
     out.flush()?;
     Ok(())
@@ -184,13 +178,7 @@ fn empty_report() -> cudnnlog::Report {
 
 /// One `{"type":"verdict",…}` line.
 fn write_verdict(out: &mut impl Write, v: &Verdict) -> anyhow::Result<()> {
-    let mut value = serde_json::to_value(v)?;
-    value
-        .as_object_mut()
-        .expect("a verdict is an object")
-        .insert("type".into(), "verdict".into());
-    crate::json_out::compact(&mut *out, &value)?;
-    writeln!(out)?;
+    Message::Verdict(v).write_line(&mut *out)?;
     // A pipeline reads each verdict as soon as its job is done.
     out.flush()?;
     Ok(())

@@ -7,7 +7,7 @@
 //! the file, or a thread reading the pipe), decides when to scan and
 //! prints.
 
-use crate::{json_out, render};
+use crate::render;
 use cudnnlog::follow::{Announced, Follower};
 use cudnnlog::Scanner;
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -93,13 +93,13 @@ pub fn follow(
     let mut show = |a: &Announced| -> anyhow::Result<()> {
         let f = &a.finding;
         if ndjson {
-            let mut v = serde_json::to_value(f)?;
-            let o = v.as_object_mut().expect("a finding is an object");
-            o.insert("type".into(), "finding".into());
-            o.insert("path".into(), path.display().to_string().into());
-            o.insert("line".into(), a.place.line.into());
-            json_out::compact(&mut *out, &v)?;
-            writeln!(out)?;
+            let path = path.display().to_string();
+            let line = cudnnlog::ndjson::FindingLine {
+                finding: f,
+                path: Some(&path),
+                line: Some(a.place.line),
+            };
+            cudnnlog::ndjson::Message::Finding(line).write_line(&mut *out)?;
         } else {
             writeln!(
                 out,

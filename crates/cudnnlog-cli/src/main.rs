@@ -13,14 +13,10 @@ use std::process::ExitCode;
 
 mod args;
 mod catalog_cmd;
-mod ci_formats;
 mod config;
 mod fleet_cmd;
 mod follow;
-mod html;
 mod inputs;
-mod json_out;
-mod markdown;
 mod render;
 mod run_cmd;
 mod scan_cmd;
@@ -125,7 +121,7 @@ fn explain(id: &str, format: ExplainFormat, dirs: &[PathBuf]) -> anyhow::Result<
         }
         ExplainFormat::Json => {
             let value = catalog_cmd::explain_json(&catalog, id).ok_or_else(unknown)?;
-            json_out::pretty(&mut out, &value)?;
+            cudnnlog::json::pretty(&mut out, &value)?;
             writeln!(out)?;
         }
     }
@@ -145,7 +141,7 @@ fn list(format: ListFormat, class: Option<&str>, dirs: &[PathBuf]) -> anyhow::Re
     match format {
         ListFormat::Table => catalog_cmd::list_table(&mut out, &patterns)?,
         ListFormat::Json => {
-            json_out::pretty(&mut out, &catalog_cmd::list_json(&patterns))?;
+            cudnnlog::json::pretty(&mut out, &catalog_cmd::list_json(&patterns))?;
             writeln!(out)?;
         }
         ListFormat::Anchors => {

@@ -4,8 +4,9 @@
 
 use crate::args::{FailOn, Format, ScanArgs};
 use crate::config::Config;
+use crate::render::{html, markdown};
 use crate::term::{self, Color, Stream};
-use crate::{fleet_cmd, follow, html, inputs, json_out, markdown, render, stream_sink};
+use crate::{fleet_cmd, follow, inputs, render, stream_sink};
 use cudnnlog::report::FindingsSink;
 use cudnnlog::sink::Fork;
 use cudnnlog::{MmapChoice, Report, ScannerBuilder};
@@ -161,15 +162,7 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
             .zip(forks)
             .map(|(input, mut fork)| {
                 let result = match input {
-                    inputs::Input::Stdin => {
-                        match cudnnlog::source::decompressed(std::io::stdin()) {
-                            Ok((_, reader)) => scanner.scan_reader(0, "<stdin>", reader, &mut fork),
-                            Err(e) => Err(cudnnlog::Error::Io {
-                                path: "<stdin>".into(),
-                                source: e,
-                            }),
-                        }
-                    }
+                    inputs::Input::Stdin => scanner.scan_stdin(0, &mut fork),
                     inputs::Input::File(path) => {
                         let bar = if single {
                             progress_bar(path, args.quiet)
@@ -324,14 +317,14 @@ fn write_report(
     let mut out = std::io::BufWriter::new(out);
     match format {
         Format::Json => {
-            json_out::pretty(&mut out, report)?;
+            cudnnlog::json::pretty(&mut out, report)?;
             writeln!(out)?;
         }
         Format::Ndjson => write_ndjson(&mut out, report)?,
         Format::Markdown => markdown::markdown(&mut out, report, catalog)?,
         Format::Table => render::human(&mut out, report, catalog, style)?,
         Format::Compact => render::compact(&mut out, report)?,
-        Format::Github => crate::ci_formats::github(&mut out, report, catalog)?,
+        Format::Github => crate::render::ci_formats::github(&mut out, report, catalog)?,
         Format::Junit => {
             let name = report
                 .sources
@@ -339,7 +332,7 @@ fn write_report(
                 .map(|s| s.path.as_str())
                 .collect::<Vec<_>>()
                 .join(", ");
-            crate::ci_formats::junit(&mut out, &[(name.as_str(), report)], catalog)?
+            crate::render::ci_formats::junit(&mut out, &[(name.as_str(), report)], catalog)?
         }
         Format::Html => {
             let files = html::excerpt::Files::open(&report.sources);
@@ -393,41 +386,11 @@ fn bar(len: u64, msg: String, quiet: bool) -> Option<indicatif::ProgressBar> {
     Some(bar)
 }
 
-/// One `{"type":"finding",…}` line per finding, then one `{"type":"summary",…}`.
+/// One `{"type":"finding",…}` line per finding, one per unclassified
+/// template, then one `{"type":"summary",…}`.
 fn write_ndjson(out: &mut impl Write, report: &Report) -> anyhow::Result<()> {
-    for f in &report.findings {
-        let mut v = serde_json::to_value(f)?;
-        v.as_object_mut()
-            .expect("a finding is an object")
-            .insert("type".into(), "finding".into());
-        json_out::compact(&mut *out, &v)?;
-        writeln!(out)?;
+    for message in cudnnlog::ndjson::report_messages(report) {
+        message.write_line(&mut *out)?;
     }
-    for t in &report.unclassified {
-        let mut v = serde_json::to_value(t)?;
-        v.as_object_mut()
-            .expect("a template is an object")
-            .insert("type".into(), "unclassified".into());
-        json_out::compact(&mut *out, &v)?;
-        writeln!(out)?;
-    }
-    let errors = report
-        .findings
-        .iter()
-        .filter(|f| f.severity == cudnnlog::catalog::Severity::Error)
-        .count();
-    let summary = serde_json::json!({
-        "type": "summary",
-        "schema": report.schema,
-        "sources": report.sources,
-        "environment": report.environment,
-        "outcome": report.outcome,
-        "primary": report.primary,
-        "cross_run": report.cross_run,
-        "findings": report.findings.len(),
-        "errors": errors,
-    });
-    json_out::compact(&mut *out, &summary)?;
-    writeln!(out)?;
     Ok(())
 }

@@ -3,8 +3,8 @@
 //! files and parallel chunks), so a consumer sees results before a huge
 //! file is done. The full, diagnosed findings follow when the scan ends.
 
-use crate::json_out;
 use cudnnlog::catalog::Severity;
+use cudnnlog::ndjson::{Message, Partial};
 use cudnnlog::report::FindingsSink;
 use cudnnlog::sink::{EnvFact, Fork, Location, Match, Sink, Window};
 use std::collections::HashSet;
@@ -106,29 +106,9 @@ impl Sink for Streaming<'_> {
                 if m.severity == Severity::Error {
                     shared.saw_error.store(true, Ordering::Relaxed);
                 }
-                let facts: serde_json::Map<String, serde_json::Value> = m
-                    .facts()
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), serde_json::to_value(v).unwrap_or_default()))
-                    .collect();
-                let line = serde_json::json!({
-                    "type": "finding",
-                    "partial": true,
-                    "class": m.class,
-                    "severity": m.severity,
-                    "pattern": m.pattern.id,
-                    "path": self.path,
-                    "line": m.location.line,
-                    "byte": m.location.byte,
-                    "rank": m.location.rank,
-                    "message": m.message,
-                    "facts": facts,
-                });
+                let line = Message::Partial(Partial::of(m, &self.path));
                 if let Ok(mut out) = shared.out.lock() {
-                    let written = json_out::compact(&mut *out, &line)
-                        .map_err(std::io::Error::from)
-                        .and_then(|_| writeln!(out))
-                        .and_then(|_| out.flush());
+                    let written = line.write_line(&mut *out).and_then(|_| out.flush());
                     if let Err(e) = written {
                         if e.kind() == std::io::ErrorKind::BrokenPipe {
                             shared.closed.store(true, Ordering::Relaxed);

@@ -121,7 +121,7 @@ fn render(md: &str) -> Result<Rendered, String> {
     Ok(r)
 }
 
-/// `render.rs`'s `sanitize` then one line: what the report shows of log text.
+/// `render::sanitize` then one line: what the report shows of log text.
 fn shown(s: &str) -> String {
     s.chars()
         .map(|c| match c {

@@ -260,7 +260,8 @@ fn config_file_and_environment() {
         String::from_utf8(cmd.output().unwrap().stdout).unwrap()
     };
     assert!(out(&[], &[]).starts_with("{\n  \"schema\": \"cudnnlog.report/1\""));
-    assert!(out(&[("CUDNNLOG_FORMAT", "ndjson")], &[]).starts_with("{\"byte\""));
+    assert!(out(&[("CUDNNLOG_FORMAT", "ndjson")], &[])
+        .starts_with("{\"type\":\"finding\",\"partial\":true,"));
     assert!(out(&[("CUDNNLOG_FORMAT", "ndjson")], &["--format", "compact"]).starts_with(OOM));
     // Pattern directories from the file, relative to it.
     std::fs::create_dir_all(dir.join("cudnnlog/mine")).unwrap();

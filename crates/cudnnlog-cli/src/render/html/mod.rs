@@ -19,7 +19,7 @@ mod timeline;
 
 pub use fleet::fleet_page;
 
-use crate::markdown::split_code_spans;
+use crate::render::markdown::split_code_spans;
 use crate::render::{clip, env_text, plural, seen, shown_fields, TABLE_TEMPLATES};
 use cudnnlog::catalog::{Catalog, Severity};
 use cudnnlog::report::{Finding, Outcome, Report};

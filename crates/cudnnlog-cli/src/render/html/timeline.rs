@@ -9,7 +9,7 @@
 //! goes through [`esc`].
 
 use super::esc;
-use crate::html::excerpt::Files;
+use crate::render::html::excerpt::Files;
 use cudnnlog::catalog::{Catalog, Severity};
 use cudnnlog::report::{seconds, Place, Report};
 use std::collections::BTreeSet;
