@@ -156,6 +156,20 @@ pub struct FindingLine<'a> {
 
 impl<'a> FindingLine<'a> {
     /// A report's finding as it is.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, report::FindingsSink, ndjson::{FindingLine, Message}};
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// let mut sink = FindingsSink::new(scanner.catalog());
+    /// let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n";
+    /// let source = scanner.scan_slice(0, log, &mut sink).unwrap();
+    /// let report = sink.into_report(vec![source]);
+    /// let line = FindingLine::of(&report.findings[0]);
+    /// assert_eq!((line.path, line.line), (None, None));
+    /// let mut out = Vec::new();
+    /// Message::Finding(line).write_line(&mut out).unwrap();
+    /// assert!(out.starts_with(br#"{"type":"finding","class":"cuda.oom""#));
+    /// ```
     pub fn of(finding: &'a Finding) -> FindingLine<'a> {
         FindingLine {
             finding,
@@ -188,6 +202,18 @@ pub struct JobSummary<'a> {
 
 impl<'a> JobSummary<'a> {
     /// The summary of `report`.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, report::FindingsSink, ndjson::JobSummary};
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// let mut sink = FindingsSink::new(scanner.catalog());
+    /// let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n";
+    /// let source = scanner.scan_slice(0, log, &mut sink).unwrap();
+    /// let report = sink.into_report(vec![source]);
+    /// let summary = JobSummary::of(&report);
+    /// assert_eq!((summary.schema, summary.primary), ("cudnnlog.report/1", Some("cuda.oom")));
+    /// assert_eq!((summary.findings, summary.errors, summary.sources.len()), (1, 1, 1));
+    /// ```
     pub fn of(report: &'a Report) -> JobSummary<'a> {
         JobSummary {
             schema: &report.schema,
@@ -218,6 +244,17 @@ pub struct FleetSummary<'a> {
 
 impl<'a> FleetSummary<'a> {
     /// The message of `summary`.
+    ///
+    /// ```
+    /// use cudnnlog::{fleet::{Summary, Verdict}, ndjson::{FleetSummary, Message}};
+    /// let mut summary = Summary::default();
+    /// summary.add(&Verdict::unreadable("a.log", vec!["a.log".into()], "a.log: denied".into()));
+    /// let message = FleetSummary::of(&summary);
+    /// assert_eq!((message.schema, message.summary.jobs), ("cudnnlog.fleet/1", 1));
+    /// let mut out = Vec::new();
+    /// Message::FleetSummary(message).write_line(&mut out).unwrap();
+    /// assert!(out.starts_with(br#"{"type":"fleet_summary","schema":"cudnnlog.fleet/1","jobs":1"#));
+    /// ```
     pub fn of(summary: &'a Summary) -> FleetSummary<'a> {
         FleetSummary {
             schema: crate::fleet::SCHEMA,
@@ -228,6 +265,19 @@ impl<'a> FleetSummary<'a> {
 
 /// A report's messages, in order: each finding, each unclassified
 /// template, the summary.
+///
+/// ```
+/// use cudnnlog::{Catalog, ScannerBuilder, report::FindingsSink, ndjson::{self, Message}};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+/// let mut sink = FindingsSink::new(scanner.catalog());
+/// let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\nRuntimeError: CUDA error: an illegal memory access was encountered\n";
+/// let source = scanner.scan_slice(0, log, &mut sink).unwrap();
+/// let report = sink.into_report(vec![source]);
+/// let messages: Vec<Message<'_>> = ndjson::report_messages(&report).collect();
+/// assert_eq!(messages.len(), report.findings.len() + report.unclassified.len() + 1);
+/// assert!(matches!(messages[0], Message::Finding(_)));
+/// assert!(matches!(messages.last(), Some(Message::Summary(s)) if s.findings == report.findings.len()));
+/// ```
 pub fn report_messages(report: &Report) -> impl Iterator<Item = Message<'_>> {
     report
         .findings

@@ -66,6 +66,19 @@ pub struct Match<'a> {
 impl<'a> Match<'a> {
     /// The named captures, converted ([`Fact::from_capture`]). Built on
     /// request: a sink that only counts a burst of matches pays nothing.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, facts::Fact, sink::{FnSink, Match}};
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n";
+    /// let mut facts = Vec::new();
+    /// scanner.scan_slice(0, log, &mut FnSink(|m: &Match<'_>| -> Result<bool, cudnnlog::Error> {
+    ///     facts.extend(m.facts().into_iter().map(|(name, fact)| (name.to_string(), fact)));
+    ///     Ok(true)
+    /// })).unwrap();
+    /// assert!(facts.contains(&("requested_bytes".to_string(), Fact::Int(2 << 30))));
+    /// assert!(facts.contains(&("device".to_string(), Fact::Text("0".to_string()))));
+    /// ```
     pub fn facts(&self) -> Vec<(&'a str, Fact)> {
         let mut out: Vec<(&'a str, Fact)> = Vec::new();
         let sets = std::iter::once((&self.pattern.regex, Some(self.captures))).chain(
@@ -131,11 +144,47 @@ pub struct Window<'a> {
 
 impl Window<'_> {
     /// The source this window belongs to.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, sink::{Match, Sink, Window}};
+    /// struct Sources(Vec<usize>);
+    /// impl Sink for Sources {
+    ///     type Error = cudnnlog::Error;
+    ///     fn matched(&mut self, _: &Match<'_>) -> Result<bool, cudnnlog::Error> { Ok(true) }
+    ///     fn window_end(&mut self, w: &Window<'_>) -> Result<(), cudnnlog::Error> {
+    ///         self.0.push(w.source());
+    ///         Ok(())
+    ///     }
+    /// }
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// let mut sink = Sources(Vec::new());
+    /// scanner.scan_slice(2, b"RuntimeError: CUDA error: an illegal memory access was encountered\n", &mut sink).unwrap();
+    /// assert_eq!(sink.0, [2]);
+    /// ```
     pub fn source(&self) -> usize {
         self.source
     }
 
     /// True when the absolute byte offset is inside this window.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, sink::{Match, Sink, Window}};
+    /// struct Ends(u64, Vec<bool>); // the log's length; what `contains` says around it
+    /// impl Sink for Ends {
+    ///     type Error = cudnnlog::Error;
+    ///     fn matched(&mut self, _: &Match<'_>) -> Result<bool, cudnnlog::Error> { Ok(true) }
+    ///     fn window_end(&mut self, w: &Window<'_>) -> Result<(), cudnnlog::Error> {
+    ///         self.1 = vec![w.contains(0), w.contains(self.0), w.contains(self.0 + 1)];
+    ///         Ok(())
+    ///     }
+    /// }
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// let log = b"RuntimeError: CUDA error: an illegal memory access was encountered\n";
+    /// let mut sink = Ends(log.len() as u64, Vec::new());
+    /// scanner.scan_slice(0, log, &mut sink).unwrap();
+    /// // A slice in memory is one window: all of it, and nothing after it.
+    /// assert_eq!(sink.1, [true, true, false]);
+    /// ```
     pub fn contains(&self, byte: u64) -> bool {
         byte >= self.base && byte <= self.base + self.hay.len() as u64
     }
@@ -143,12 +192,57 @@ impl Window<'_> {
     /// The timestamp of the nearest earlier line that has one (at most 256
     /// lines and the scanner's `context_before` back), for lines that carry
     /// none themselves.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, sink::{Match, Sink, Window}};
+    /// struct Times(Vec<u64>, Vec<Option<String>>); // match offsets; their times
+    /// impl Sink for Times {
+    ///     type Error = cudnnlog::Error;
+    ///     fn matched(&mut self, m: &Match<'_>) -> Result<bool, cudnnlog::Error> {
+    ///         self.0.push(m.location.byte);
+    ///         Ok(true)
+    ///     }
+    ///     fn window_end(&mut self, w: &Window<'_>) -> Result<(), cudnnlog::Error> {
+    ///         self.1.extend(self.0.drain(..).map(|b| w.timestamp_before(b).and_then(|t| t.iso())));
+    ///         Ok(())
+    ///     }
+    /// }
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// let log = b"2026-11-29 19:41:04,724 INFO train: epoch 2 step 3 loss 2.31\nRuntimeError: CUDA error: an illegal memory access was encountered\n";
+    /// let mut sink = Times(Vec::new(), Vec::new());
+    /// scanner.scan_slice(0, log, &mut sink).unwrap();
+    /// assert_eq!(sink.1, [Some("2026-11-29T19:41:04.724".to_string())]);
+    /// ```
     pub fn timestamp_before(&self, byte: u64) -> Option<Timestamp> {
         self.timestamp_before_of(byte, None)
     }
 
     /// Like [`timestamp_before`](Window::timestamp_before), skipping the
     /// lines of ranks other than `rank`, whose clocks say when *they* wrote.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, sink::{Match, Sink, Window}};
+    /// struct Times(Vec<(u64, Option<u32>)>, Vec<(Option<u8>, Option<u8>)>);
+    /// impl Sink for Times {
+    ///     type Error = cudnnlog::Error;
+    ///     fn matched(&mut self, m: &Match<'_>) -> Result<bool, cudnnlog::Error> {
+    ///         self.0.push((m.location.byte, m.location.rank));
+    ///         Ok(true)
+    ///     }
+    ///     fn window_end(&mut self, w: &Window<'_>) -> Result<(), cudnnlog::Error> {
+    ///         let second = |t: Option<cudnnlog::prefix::Timestamp>| t.map(|t| t.second);
+    ///         let at = self.0.drain(..);
+    ///         self.1.extend(at.map(|(b, r)| (second(w.timestamp_before(b)), second(w.timestamp_before_of(b, r)))));
+    ///         Ok(())
+    ///     }
+    /// }
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// let log = b"[rank0]:2026-11-29 19:41:04,724 INFO train: step 3\n[rank1]:2026-11-29 19:41:09,001 INFO train: step 4\n[rank0]:RuntimeError: CUDA error: an illegal memory access was encountered\n";
+    /// let mut sink = Times(Vec::new(), Vec::new());
+    /// scanner.scan_slice(0, log, &mut sink).unwrap();
+    /// // The nearest line is rank 1's (19:41:09); rank 0 last wrote at 19:41:04.
+    /// assert_eq!(sink.1, [(Some(9), Some(4))]);
+    /// ```
     pub fn timestamp_before_of(&self, byte: u64, rank: Option<u32>) -> Option<Timestamp> {
         if !self.contains(byte) {
             return None;
@@ -161,6 +255,29 @@ impl Window<'_> {
     /// has a full date (at most 256 lines and the scanner's context either
     /// side): glog/absl and syslog headers print no year. Unchanged when it
     /// has a year, or no dated line is near.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, prefix::Timestamp, sink::{Match, Sink, Window}};
+    /// struct Years(Vec<(u64, Timestamp)>, Vec<Option<String>>);
+    /// impl Sink for Years {
+    ///     type Error = cudnnlog::Error;
+    ///     fn matched(&mut self, m: &Match<'_>) -> Result<bool, cudnnlog::Error> {
+    ///         self.0.extend(m.location.timestamp.map(|t| (m.location.byte, t)));
+    ///         Ok(true)
+    ///     }
+    ///     fn window_end(&mut self, w: &Window<'_>) -> Result<(), cudnnlog::Error> {
+    ///         self.1.extend(self.0.drain(..).map(|(b, t)| w.with_year(b, t).iso()));
+    ///         Ok(())
+    ///     }
+    /// }
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// let log = b"2026-11-29 19:41:04,724 INFO train: epoch 2 step 3\nE1129 19:41:05.123456 4242 cuda_dnn.cc:535] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n";
+    /// let mut sink = Years(Vec::new(), Vec::new());
+    /// scanner.scan_slice(0, log, &mut sink).unwrap();
+    /// // The glog header has no year: the dated line above gives it.
+    /// assert!(!sink.1.is_empty());
+    /// assert!(sink.1.iter().all(|t| t.as_deref() == Some("2026-11-29T19:41:05.123456")));
+    /// ```
     pub fn with_year(&self, byte: u64, ts: Timestamp) -> Timestamp {
         if !ts.needs_year() || !self.contains(byte) {
             return ts;
@@ -176,12 +293,57 @@ impl Window<'_> {
     /// absolute byte offset `byte`; empty when the offset is outside the
     /// window or no marker is found within the scanner's `context_before`
     /// (at most 1 MiB) before it.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, sink::{Match, Sink, Window}};
+    /// struct Steps(Vec<u64>, Vec<(Option<u64>, Option<u64>)>); // match offsets; step, epoch
+    /// impl Sink for Steps {
+    ///     type Error = cudnnlog::Error;
+    ///     fn matched(&mut self, m: &Match<'_>) -> Result<bool, cudnnlog::Error> {
+    ///         self.0.push(m.location.byte);
+    ///         Ok(true)
+    ///     }
+    ///     fn window_end(&mut self, w: &Window<'_>) -> Result<(), cudnnlog::Error> {
+    ///         let progress = self.0.drain(..).map(|b| w.progress_before(b));
+    ///         self.1.extend(progress.map(|p| (p.step, p.epoch)));
+    ///         Ok(())
+    ///     }
+    /// }
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// let log = b"INFO train: epoch 2 step 3 loss 2.31\nRuntimeError: CUDA error: an illegal memory access was encountered\n";
+    /// let mut sink = Steps(Vec::new(), Vec::new());
+    /// scanner.scan_slice(0, log, &mut sink).unwrap();
+    /// assert_eq!(sink.1, [(Some(3), Some(2))]);
+    /// ```
     pub fn progress_before(&self, byte: u64) -> Progress {
         self.progress_before_of(byte, None)
     }
 
     /// Like [`progress_before`](Window::progress_before), from the lines of
     /// `rank` (untagged lines when it has none): where *that* rank was.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, sink::{Match, Sink, Window}};
+    /// struct Steps(Vec<(u64, Option<u32>)>, Vec<(Option<u64>, Option<u64>)>);
+    /// impl Sink for Steps {
+    ///     type Error = cudnnlog::Error;
+    ///     fn matched(&mut self, m: &Match<'_>) -> Result<bool, cudnnlog::Error> {
+    ///         self.0.push((m.location.byte, m.location.rank));
+    ///         Ok(true)
+    ///     }
+    ///     fn window_end(&mut self, w: &Window<'_>) -> Result<(), cudnnlog::Error> {
+    ///         let at = self.0.drain(..);
+    ///         self.1.extend(at.map(|(b, r)| (w.progress_before(b).step, w.progress_before_of(b, r).step)));
+    ///         Ok(())
+    ///     }
+    /// }
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// let log = b"[rank0]:INFO train: epoch 2 step 3\n[rank1]:INFO train: epoch 2 step 4\n[rank0]:RuntimeError: CUDA error: an illegal memory access was encountered\n";
+    /// let mut sink = Steps(Vec::new(), Vec::new());
+    /// scanner.scan_slice(0, log, &mut sink).unwrap();
+    /// // Rank 1 had reached step 4; rank 0, which failed, was at step 3.
+    /// assert_eq!(sink.1, [(Some(4), Some(3))]);
+    /// ```
     pub fn progress_before_of(&self, byte: u64, rank: Option<u32>) -> Progress {
         if !self.contains(byte) {
             return Progress::default();
@@ -313,6 +475,21 @@ pub struct Tee<A, B> {
 
 impl<A, B> Tee<A, B> {
     /// Both sinks, fed the same scan.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, report::FindingsSink, sink::{FnSink, Match, Tee}};
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// let mut lines = Vec::new();
+    /// let live = FnSink(|m: &Match<'_>| -> Result<bool, cudnnlog::Error> {
+    ///     lines.push(m.location.line);
+    ///     Ok(true)
+    /// });
+    /// let mut tee = Tee::new(FindingsSink::new(scanner.catalog()), live);
+    /// let log = b"INFO train: step 3\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n";
+    /// let source = scanner.scan_slice(0, log, &mut tee).unwrap();
+    /// let report = tee.into_inner().0.into_report(vec![source]);
+    /// assert_eq!((report.findings[0].first.line, lines), (2, vec![2]));
+    /// ```
     pub fn new(a: A, b: B) -> Tee<A, B> {
         Tee {
             a,
@@ -323,16 +500,70 @@ impl<A, B> Tee<A, B> {
     }
 
     /// The two sinks back, in the order given.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, sink::{Match, Sink, Tee}};
+    /// struct Count(usize);
+    /// impl Sink for Count {
+    ///     type Error = cudnnlog::Error;
+    ///     fn matched(&mut self, _: &Match<'_>) -> Result<bool, cudnnlog::Error> {
+    ///         self.0 += 1;
+    ///         Ok(true)
+    ///     }
+    /// }
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\nRuntimeError: CUDA error: an illegal memory access was encountered\n";
+    /// let mut tee = Tee::new(Count(0), Count(10));
+    /// scanner.scan_slice(0, log, &mut tee).unwrap();
+    /// let (a, b) = tee.into_inner();
+    /// assert_eq!((a.0, b.0), (2, 12));
+    /// ```
     pub fn into_inner(self) -> (A, B) {
         (self.a, self.b)
     }
 
     /// The first sink.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, sink::{Match, Sink, Tee}};
+    /// struct UpTo(usize, usize); // matches wanted, matches seen
+    /// impl Sink for UpTo {
+    ///     type Error = cudnnlog::Error;
+    ///     fn matched(&mut self, _: &Match<'_>) -> Result<bool, cudnnlog::Error> {
+    ///         self.1 += 1;
+    ///         Ok(self.1 < self.0)
+    ///     }
+    /// }
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\nRuntimeError: CUDA error: an illegal memory access was encountered\n";
+    /// let mut tee = Tee::new(UpTo(1, 0), UpTo(10, 0));
+    /// scanner.scan_slice(0, log, &mut tee).unwrap();
+    /// // The first sink stopped after one match; the scan went on for the second.
+    /// assert_eq!(tee.first().1, 1);
+    /// ```
     pub fn first(&self) -> &A {
         &self.a
     }
 
     /// The second sink.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, sink::{Match, Sink, Tee}};
+    /// struct UpTo(usize, usize); // matches wanted, matches seen
+    /// impl Sink for UpTo {
+    ///     type Error = cudnnlog::Error;
+    ///     fn matched(&mut self, _: &Match<'_>) -> Result<bool, cudnnlog::Error> {
+    ///         self.1 += 1;
+    ///         Ok(self.1 < self.0)
+    ///     }
+    /// }
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\nRuntimeError: CUDA error: an illegal memory access was encountered\n";
+    /// let mut tee = Tee::new(UpTo(1, 0), UpTo(10, 0));
+    /// scanner.scan_slice(0, log, &mut tee).unwrap();
+    /// // The scan went on for the second sink, which saw both matches.
+    /// assert_eq!((tee.first().1, tee.second().1), (1, 2));
+    /// ```
     pub fn second(&self) -> &B {
         &self.b
     }

@@ -47,6 +47,14 @@ pub enum Severity {
 
 impl Severity {
     /// `"error"` or `"warning"`.
+    ///
+    /// ```
+    /// use cudnnlog::catalog::Severity;
+    /// assert_eq!(Severity::Error.as_str(), "error");
+    /// assert_eq!(Severity::Warning.as_str(), "warning");
+    /// let catalog = cudnnlog::Catalog::builtin().unwrap();
+    /// assert_eq!(catalog.pattern("cuda-oom-pytorch-allocator").unwrap().severity.as_str(), "error");
+    /// ```
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Warning => "warning",
@@ -421,6 +429,13 @@ impl Default for CatalogBuilder {
 
 impl CatalogBuilder {
     /// A builder that starts from the built-in catalog.
+    ///
+    /// ```
+    /// let catalog = cudnnlog::CatalogBuilder::new().build().unwrap();
+    /// assert!(catalog.pattern("cuda-oom-pytorch-allocator").is_some());
+    /// let builtin = cudnnlog::Catalog::builtin().unwrap();
+    /// assert_eq!(catalog.patterns().len(), builtin.patterns().len());
+    /// ```
     pub fn new() -> CatalogBuilder {
         CatalogBuilder {
             builtin: true,
@@ -429,6 +444,15 @@ impl CatalogBuilder {
     }
 
     /// Whether to include the built-in catalog. Default: true.
+    ///
+    /// ```
+    /// use cudnnlog::CatalogBuilder;
+    /// // Without the built-in files and with no directory added, nothing is left.
+    /// let empty = CatalogBuilder::new().builtin(false).build().unwrap();
+    /// assert!(empty.patterns().is_empty() && empty.classes().is_empty());
+    /// let full = CatalogBuilder::new().builtin(true).build().unwrap();
+    /// assert!(full.class("cuda.oom").is_some());
+    /// ```
     pub fn builtin(&mut self, yes: bool) -> &mut CatalogBuilder {
         self.builtin = yes;
         self
@@ -436,12 +460,40 @@ impl CatalogBuilder {
 
     /// Adds every `.toml` file under `dir`. A `classes.toml` or `causes.toml`
     /// adds classes or causes; any other file is one pattern. Default: none.
+    ///
+    /// ```
+    /// use cudnnlog::{CatalogBuilder, Error};
+    /// let dir = std::env::temp_dir().join(format!("cudnnlog-doc-add-dir-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// std::fs::write(dir.join("my-oom.toml"), "id = \"my-oom\"\nclass = \"cuda.oom\"\n").unwrap();
+    /// // The file is read and validated on `build`: it lacks `severity`.
+    /// let err = CatalogBuilder::new().add_dir(&dir).build().unwrap_err();
+    /// assert!(matches!(err, Error::Catalog { ref field, .. } if field == "severity"));
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
     pub fn add_dir(&mut self, dir: impl AsRef<Path>) -> &mut CatalogBuilder {
         self.dirs.push(dir.as_ref().to_path_buf());
         self
     }
 
     /// Reads, validates and assembles the catalog.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when an added directory or one of its files cannot be
+    /// read (or a file is not UTF-8); [`Error::Catalog`], naming the file and
+    /// the field, when a file is malformed or inconsistent (bad TOML, a missing
+    /// or unknown field, a regex that does not compile, an anchor too short,
+    /// an unknown class or cause), or when the user files together pass the
+    /// load limits (`docs/catalog-format.md`). Nothing is loaded in part.
+    ///
+    /// ```
+    /// use cudnnlog::{CatalogBuilder, Error};
+    /// let catalog = CatalogBuilder::new().build().unwrap();
+    /// assert_eq!(catalog.class("cuda.oom").unwrap().title, "GPU out of memory");
+    /// let err = CatalogBuilder::new().add_dir("/no/such/patterns").build().unwrap_err();
+    /// assert!(matches!(err, Error::Io { ref path, .. } if path == "/no/such/patterns"));
+    /// ```
     pub fn build(&self) -> Result<Catalog, Error> {
         let mut files: Vec<(String, String, bool)> = Vec::new();
         if self.builtin {
@@ -503,169 +555,9 @@ fn toml_error(file: &str, text: &str, err: toml::de::Error) -> Error {
     bad(file, &toml_field(text, &err), message)
 }
 
-impl Catalog {
-    /// The catalog built into the library.
-    pub fn builtin() -> Result<Catalog, Error> {
-        CatalogBuilder::new().build()
-    }
-
-    /// Where a warning of `class` stands among warnings for `primary`: its
-    /// place in `classes.toml`'s `warning_order` (0 is the most
-    /// important); classes not listed come after all listed ones.
-    ///
-    /// ```
-    /// let catalog = cudnnlog::Catalog::builtin().unwrap();
-    /// assert!(catalog.warning_rank("cuda.no_device") < catalog.warning_rank("cudnn.plan_failed"));
-    /// ```
-    pub fn warning_rank(&self, class: &str) -> usize {
-        self.warning_order
-            .iter()
-            .position(|c| c == class)
-            .unwrap_or(self.warning_order.len())
-    }
-
-    /// The status table of the enum `name` (`cudaError_t`, …).
-    pub fn status_table(&self, name: &str) -> Option<&crate::status::Enum> {
-        self.statuses.iter().find(|e| e.name == name)
-    }
-
-    /// The diagnosis knowledge kept as data (`diagnosis.toml`): rules that
-    /// scale a cause when a fact, the message or the environment matches.
-    ///
-    /// ```
-    /// let catalog = cudnnlog::Catalog::builtin().unwrap();
-    /// let causes = catalog.knowledge().iter().flat_map(|r| &r.factors);
-    /// assert!(causes.clone().all(|(id, _)| catalog.cause(id).is_some()));
-    /// ```
-    pub fn knowledge(&self) -> &[crate::knowledge::KnowledgeRule] {
-        &self.knowledge
-    }
-
-    /// The frameworks remediations are filtered by (`diagnosis.toml`).
-    ///
-    /// ```
-    /// let catalog = cudnnlog::Catalog::builtin().unwrap();
-    /// assert!(catalog.frameworks().iter().any(|f| f.id == "jax"));
-    /// ```
-    pub fn frameworks(&self) -> &[crate::knowledge::Framework] {
-        &self.frameworks
-    }
-
-    /// The signal table (`diagnosis.toml`), which names the signal a
-    /// process died of from a finding's facts.
-    pub fn signals(&self) -> &crate::knowledge::Signals {
-        &self.signals
-    }
-
-    /// The lines that tell which rank of a distributed job is at fault
-    /// (`culprit.toml`).
-    pub fn evidence_rules(&self) -> &[crate::culprit::EvidenceRule] {
-        &self.evidence
-    }
-
-    /// Every status table.
-    pub fn status_tables(&self) -> &[crate::status::Enum] {
-        &self.statuses
-    }
-
-    /// All patterns, in catalog order (by file path).
-    pub fn patterns(&self) -> &[Pattern] {
-        &self.patterns
-    }
-
-    /// A copy of this catalog keeping only the patterns with these ids
-    /// (classes and causes are kept whole).
-    pub fn only(&self, ids: &[&str]) -> Catalog {
-        Catalog {
-            classes: self.classes.clone(),
-            statuses: self.statuses.clone(),
-            evidence: self.evidence.clone(),
-            knowledge: self.knowledge.clone(),
-            frameworks: self.frameworks.clone(),
-            signals: self.signals.clone(),
-            warning_order: self.warning_order.clone(),
-            causes: self.causes.clone(),
-            probes: Vec::new(),
-            releases: Vec::new(),
-            compat: self.compat.clone(),
-            patterns: self
-                .patterns
-                .iter()
-                .filter(|p| ids.contains(&p.id.as_str()))
-                .cloned()
-                .collect(),
-        }
-    }
-
-    /// All environment probes.
-    pub fn probes(&self) -> &[Probe] {
-        &self.probes
-    }
-
-    /// The dated framework releases build fingerprints resolve against
-    /// (`patterns/fingerprints.toml`), oldest first per framework.
-    ///
-    /// ```
-    /// let catalog = cudnnlog::Catalog::builtin().unwrap();
-    /// assert!(catalog.releases().iter().any(|r| r.framework == "pytorch" && r.version == "2.0.0"));
-    /// ```
-    pub fn releases(&self) -> &[crate::fingerprint::Release] {
-        &self.releases
-    }
-
-    /// The version-compatibility tables (`patterns/compat.toml`).
-    pub fn compat(&self) -> &crate::compat::Compat {
-        &self.compat
-    }
-
-    /// All classes.
-    pub fn classes(&self) -> &[Class] {
-        &self.classes
-    }
-
-    /// All root causes.
-    pub fn causes(&self) -> &[Cause] {
-        &self.causes
-    }
-
-    /// The class with this id.
-    pub fn class(&self, id: &str) -> Option<&Class> {
-        self.classes.iter().find(|c| c.id == id)
-    }
-
-    /// The root cause with this id.
-    pub fn cause(&self, id: &str) -> Option<&Cause> {
-        self.causes.iter().find(|c| c.id == id)
-    }
-
-    /// The documented order between two causes of equal weight:
-    /// `causes.toml`'s (commonest first), unknown ids last, then by id.
-    /// The diagnosis breaks ties with it.
-    ///
-    /// ```
-    /// use std::cmp::Ordering;
-    /// let catalog = cudnnlog::Catalog::builtin().unwrap();
-    /// assert_eq!(catalog.cause_order("memory_pressure", "code_bug"), Ordering::Less);
-    /// assert_eq!(catalog.cause_order("no_such_cause", "code_bug"), Ordering::Greater);
-    /// ```
-    pub fn cause_order(&self, a: &str, b: &str) -> std::cmp::Ordering {
-        let rank = |id: &str| {
-            self.causes
-                .iter()
-                .position(|c| c.id == id)
-                .unwrap_or(usize::MAX)
-        };
-        rank(a).cmp(&rank(b)).then_with(|| a.cmp(b))
-    }
-
-    /// The pattern with this id.
-    pub fn pattern(&self, id: &str) -> Option<&Pattern> {
-        self.patterns.iter().find(|p| p.id == id)
-    }
-}
-
 mod lazy;
 mod load;
+mod query;
 mod validate;
 
 pub use lazy::LazyRegex;

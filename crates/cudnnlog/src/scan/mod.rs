@@ -83,6 +83,15 @@ impl Default for ScannerBuilder {
 
 impl ScannerBuilder {
     /// A builder with the default configuration.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, report::FindingsSink};
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// let mut sink = FindingsSink::new(scanner.catalog());
+    /// let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n";
+    /// let source = scanner.scan_slice(0, log, &mut sink).unwrap();
+    /// assert_eq!(sink.into_report(vec![source]).primary.as_deref(), Some("cuda.oom"));
+    /// ```
     pub fn new() -> ScannerBuilder {
         ScannerBuilder {
             config: Config {
@@ -101,6 +110,19 @@ impl ScannerBuilder {
     /// 8 KiB each side (and the indented lines right above it); its region
     /// grows to this only when an event holding a candidate runs into an
     /// end. Default: 64 KiB (a traceback of about 600 frames).
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, framer::EventKind, sink::{FnSink, Match}};
+    /// let scanner = ScannerBuilder::new().context_before(1 << 20).build(Catalog::builtin().unwrap());
+    /// let log = b"INFO train: step 3\nTraceback (most recent call last):\n  File \"/home/user/train/train.py\", line 21, in <module>\n    loss.backward()\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n";
+    /// let mut events = Vec::new();
+    /// scanner.scan_slice(0, log, &mut FnSink(|m: &Match<'_>| -> Result<bool, cudnnlog::Error> {
+    ///     events.push((m.event, m.event_byte, m.location.line));
+    ///     Ok(true)
+    /// })).unwrap();
+    /// // The match is on line 5; its event, the traceback, starts at line 2 (byte 19).
+    /// assert_eq!(events, [(EventKind::Traceback, 19, 5)]);
+    /// ```
     pub fn context_before(&mut self, bytes: usize) -> &mut ScannerBuilder {
         self.config.back = bytes.max(1);
         self
@@ -109,6 +131,21 @@ impl ScannerBuilder {
     /// How far back a finding's step, epoch and timestamp are looked up; a
     /// stream keeps this much of what it has read. Default: 256 KiB (and
     /// never less than [`context_before`](ScannerBuilder::context_before)).
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, report::FindingsSink};
+    /// let mut log = b"INFO train: epoch 2 step 3 loss 2.31\n".to_vec();
+    /// for _ in 0..10_000 {
+    ///     log.extend_from_slice(b"INFO data: prefetching shard\n"); // 290 KB with no step
+    /// }
+    /// log.extend_from_slice(b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n");
+    /// for (lookback, step) in [(256 << 10, None), (1 << 20, Some(3))] {
+    ///     let scanner = ScannerBuilder::new().lookback(lookback).build(Catalog::builtin().unwrap());
+    ///     let mut sink = FindingsSink::new(scanner.catalog());
+    ///     let source = scanner.scan_slice(0, &log, &mut sink).unwrap();
+    ///     assert_eq!(sink.into_report(vec![source]).findings[0].first.step, step);
+    /// }
+    /// ```
     pub fn lookback(&mut self, bytes: usize) -> &mut ScannerBuilder {
         self.config.lookback = bytes.max(1);
         self
@@ -118,6 +155,20 @@ impl ScannerBuilder {
     /// message's continuation lines are seen (as for
     /// [`context_before`](ScannerBuilder::context_before), only when an
     /// event runs into the end of the first 8 KiB). Default: 64 KiB.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, sink::{FnSink, Match}};
+    /// let scanner = ScannerBuilder::new().context_after(1 << 20).build(Catalog::builtin().unwrap());
+    /// let log = b"RuntimeError: CUDA error: an illegal memory access was encountered\nCUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1\n";
+    /// let mut texts = Vec::new();
+    /// scanner.scan_slice(0, log, &mut FnSink(|m: &Match<'_>| -> Result<bool, cudnnlog::Error> {
+    ///     texts.push((m.class.to_string(), m.text.to_string()));
+    ///     Ok(true)
+    /// })).unwrap();
+    /// // The event holds the message's continuation lines.
+    /// assert_eq!(texts[0].0, "cuda.illegal_address");
+    /// assert!(texts[0].1.ends_with("CUDA_LAUNCH_BLOCKING=1"));
+    /// ```
     pub fn context_after(&mut self, bytes: usize) -> &mut ScannerBuilder {
         self.config.forward = bytes.max(1);
         self
@@ -125,6 +176,20 @@ impl ScannerBuilder {
 
     /// How many bytes a stream is read in at a time. Memory use is about
     /// this plus the two context sizes. Default: 8 MiB.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, report::FindingsSink};
+    /// let scanner = ScannerBuilder::new().block_size(4096).build(Catalog::builtin().unwrap());
+    /// let mut log = Vec::new();
+    /// for i in 0..20_000 {
+    ///     log.extend_from_slice(format!("INFO step {i} loss 0.5\n").as_bytes()); // 530 KB in all
+    /// }
+    /// log.extend_from_slice(b"RuntimeError: CUDA error: an illegal memory access was encountered\n");
+    /// let mut sink = FindingsSink::new(scanner.catalog());
+    /// let source = scanner.scan_reader(0, "train.log", &log[..], &mut sink).unwrap();
+    /// let first = &sink.into_report(vec![source]).findings[0].first;
+    /// assert_eq!((first.line, first.step), (20_001, Some(19_999)));
+    /// ```
     pub fn block_size(&mut self, bytes: usize) -> &mut ScannerBuilder {
         self.config.block = bytes.max(4096);
         self
@@ -133,6 +198,20 @@ impl ScannerBuilder {
     /// How many bytes each task of a parallel scan
     /// ([`Scanner::scan_slice_parallel`]) covers; chunks end at line ends.
     /// Default: 64 MiB.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, report::FindingsSink};
+    /// let scanner = ScannerBuilder::new().chunk_size(4096).build(Catalog::builtin().unwrap());
+    /// let mut log = Vec::new();
+    /// for i in 0..2000 {
+    ///     log.extend_from_slice(format!("INFO step {i} loss 0.5\n").as_bytes()); // a dozen chunks
+    /// }
+    /// log.extend_from_slice(b"RuntimeError: CUDA error: an illegal memory access was encountered\n");
+    /// let mut sink = FindingsSink::new(scanner.catalog());
+    /// let source = scanner.scan_slice_parallel(0, &log, &mut sink, &|_| {}).unwrap();
+    /// let first = &sink.into_report(vec![source]).findings[0].first;
+    /// assert_eq!((first.line, first.step), (2001, Some(1999)));
+    /// ```
     pub fn chunk_size(&mut self, bytes: usize) -> &mut ScannerBuilder {
         self.config.chunk = bytes.max(1);
         self
@@ -140,6 +219,18 @@ impl ScannerBuilder {
 
     /// Which automaton the literal pass uses. Default:
     /// [`LiteralEngine::Auto`].
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, LiteralEngine, ScannerBuilder, report::FindingsSink};
+    /// let catalog = Catalog::builtin().unwrap();
+    /// let log = b"RuntimeError: CUDA error: an illegal memory access was encountered\n";
+    /// for engine in [LiteralEngine::Nfa, LiteralEngine::Dfa, LiteralEngine::TwoTier] {
+    ///     let scanner = ScannerBuilder::new().literal_engine(engine).build(catalog.clone());
+    ///     let mut sink = FindingsSink::new(scanner.catalog());
+    ///     let source = scanner.scan_slice(0, log, &mut sink).unwrap();
+    ///     assert_eq!(sink.into_report(vec![source]).primary.as_deref(), Some("cuda.illegal_address"));
+    /// }
+    /// ```
     pub fn literal_engine(&mut self, engine: LiteralEngine) -> &mut ScannerBuilder {
         self.config.engine = engine;
         self
@@ -311,12 +402,43 @@ fn line_end_after(hay: &[u8], at: usize) -> usize {
 
 impl Scanner {
     /// The catalog this scanner matches.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder};
+    /// let catalog = Catalog::builtin().unwrap().only(&["cuda-oom-pytorch-allocator"]);
+    /// let scanner = ScannerBuilder::new().build(catalog);
+    /// assert_eq!(scanner.catalog().patterns().len(), 1);
+    /// assert_eq!(scanner.catalog().patterns()[0].class, "cuda.oom");
+    /// ```
     pub fn catalog(&self) -> &Catalog {
         &self.catalog
     }
 
     /// Scans the file at `path`. Regular files are memory-mapped when `mmap`
     /// allows it; anything else (pipes, devices, empty files) is streamed.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when the file cannot be opened or read, is a directory
+    /// or a device, or is a FIFO that no writer opens within
+    /// [`FIFO_WAIT`](crate::source::FIFO_WAIT) (for a compressed file corrupt
+    /// part way, [`Incomplete::of`](crate::source::Incomplete::of) gives what
+    /// was read before the error); otherwise what the sink returns.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, MmapChoice, ScannerBuilder, report::FindingsSink};
+    /// let path = std::env::temp_dir().join(format!("cudnnlog-doc-scan-path-{}.log", std::process::id()));
+    /// std::fs::write(&path, "INFO train: step 3\nRuntimeError: CUDA error: an illegal memory access was encountered\n")?;
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+    /// let mut sink = FindingsSink::new(scanner.catalog());
+    /// let source = scanner.scan_path(0, &path, MmapChoice::never(), &mut sink)?;
+    /// assert_eq!((source.path.as_str(), source.lines), (path.to_str().unwrap(), 2));
+    /// assert_eq!(sink.into_report(vec![source]).findings[0].first.line, 2);
+    /// // A directory is refused.
+    /// assert!(scanner.scan_path(0, &std::env::temp_dir(), MmapChoice::never(), &mut FindingsSink::new(scanner.catalog())).is_err());
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn scan_path<S: Sink>(
         &self,
         source: usize,
@@ -336,6 +458,28 @@ impl Scanner {
     /// Like [`scan_path`](Scanner::scan_path), but a mapped file is scanned
     /// on all of rayon's threads ([`scan_slice_parallel`](Scanner::scan_slice_parallel)).
     /// `progress` is called with the number of bytes done so far.
+    ///
+    /// # Errors
+    ///
+    /// As for [`scan_path`](Scanner::scan_path).
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, MmapChoice, ScannerBuilder, report::FindingsSink};
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// let path = std::env::temp_dir().join(format!("cudnnlog-doc-scan-path-parallel-{}.log", std::process::id()));
+    /// let mut log: String = (0..2000).map(|i| format!("INFO step {i} loss 0.5\n")).collect();
+    /// log.push_str("RuntimeError: CUDA error: an illegal memory access was encountered\n");
+    /// std::fs::write(&path, &log)?;
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+    /// let mut sink = FindingsSink::new(scanner.catalog());
+    /// let done = AtomicU64::new(0);
+    /// let source = scanner.scan_path_parallel(0, &path, MmapChoice::never(), &mut sink, &|n| done.store(n, Ordering::Relaxed))?;
+    /// assert_eq!(done.load(Ordering::Relaxed), log.len() as u64);
+    /// let first = &sink.into_report(vec![source]).findings[0].first;
+    /// assert_eq!((first.line, first.step), (2001, Some(1999)));
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn scan_path_parallel<S: Fork>(
         &self,
         source: usize,
@@ -361,6 +505,22 @@ impl Scanner {
     }
 
     /// Scans bytes already in memory.
+    ///
+    /// # Errors
+    ///
+    /// Only what the sink returns: a scan of bytes in memory does not fail by
+    /// itself.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, report::FindingsSink};
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// let mut sink = FindingsSink::new(scanner.catalog());
+    /// let log = b"INFO train: epoch 2 step 3\nRuntimeError: CUDA error: an illegal memory access was encountered\n";
+    /// let source = scanner.scan_slice(0, log, &mut sink).unwrap();
+    /// assert_eq!((source.path.as_str(), source.lines, source.bytes), ("<memory>", 2, log.len() as u64));
+    /// let finding = &sink.into_report(vec![source]).findings[0];
+    /// assert_eq!((finding.class.as_str(), finding.first.line, finding.first.step), ("cuda.illegal_address", 2, Some(3)));
+    /// ```
     pub fn scan_slice<S: Sink>(
         &self,
         source: usize,
