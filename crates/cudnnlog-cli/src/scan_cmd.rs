@@ -38,7 +38,7 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
         } else {
             Format::Compact
         });
-    let mut output = open_output(args.output.as_deref())?;
+    let mut output = open_output(args.output.as_deref(), &args.files)?;
     // Colour and the terminal's width only for a terminal.
     let style = render::Style {
         color: !to_file && term::color(color, Stream::Stdout),
@@ -289,9 +289,28 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
 }
 
 /// Where the report goes: standard output, or the file `--output` names
-/// (created, or truncated).
-fn open_output(path: Option<&std::path::Path>) -> anyhow::Result<Box<dyn Write + Send>> {
+/// (created, or truncated) — never one of the `inputs` (`-o train.log`
+/// would empty the log before it is read).
+fn open_output(
+    path: Option<&std::path::Path>,
+    inputs: &[PathBuf],
+) -> anyhow::Result<Box<dyn Write + Send>> {
     use anyhow::Context;
+    use std::os::unix::fs::MetadataExt;
+    let id = |p: &std::path::Path| {
+        std::fs::metadata(p)
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| (m.dev(), m.ino()))
+    };
+    if let Some(out) = path.and_then(id) {
+        if let Some(input) = inputs.iter().find(|i| id(i) == Some(out)) {
+            anyhow::bail!(
+                "--output {} is an input of the scan: writing it would destroy the log",
+                render::sanitize_line(&input.display().to_string())
+            );
+        }
+    }
     Ok(match path {
         None => Box::new(std::io::stdout()),
         Some(p) => {

@@ -114,6 +114,16 @@ fn output_goes_to_the_file_named_and_its_extension_picks_the_format() {
     assert!(std::fs::read_to_string(&md)
         .unwrap()
         .starts_with("## cudnnlog report"));
+    // The log itself is never the output: it is refused, and left whole.
+    let log = s.copy(WATCHDOG, "train.log");
+    let before = std::fs::read(&log).unwrap();
+    let same = cudnnlog(
+        &["scan", log.to_str().unwrap(), "-o", log.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(same.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&same.stderr).contains("is an input of the scan"));
+    assert_eq!(std::fs::read(&log).unwrap(), before);
     // A file that cannot be created is one line on standard error.
     let bad = cudnnlog(&["scan", WATCHDOG, "-o", "/nonexistent/dir/r.html"], None);
     assert_eq!(bad.status.code(), Some(2));
