@@ -6,6 +6,12 @@
 //! contains is ever passed to the user's terminal as a control sequence.
 
 /// Returns true when `bytes` holds an escape byte, so stripping can be skipped.
+///
+/// ```
+/// use cudnnlog::ansi::has_escape;
+/// assert!(has_escape(b"\x1b[31mRuntimeError: CUDA error: out of memory\x1b[0m"));
+/// assert!(!has_escape(b"RuntimeError: CUDA error: out of memory"));
+/// ```
 #[inline]
 pub fn has_escape(bytes: &[u8]) -> bool {
     memchr::memchr(0x1b, bytes).is_some()

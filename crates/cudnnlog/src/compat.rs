@@ -170,6 +170,15 @@ fn major_minor(v: &str) -> String {
 
 impl Compat {
     /// Appends another file's rows.
+    ///
+    /// ```
+    /// use cudnnlog::compat::Compat;
+    /// let catalog = cudnnlog::Catalog::builtin().unwrap();
+    /// let mut compat = Compat::default();
+    /// compat.extend(catalog.compat().clone());
+    /// assert_eq!(compat.driver.len(), catalog.compat().driver.len());
+    /// assert_eq!(compat.driver_for("12.4").unwrap().min_driver, "550.54.14");
+    /// ```
     pub fn extend(&mut self, other: Compat) {
         self.torch.extend(other.torch);
         self.tensorflow.extend(other.tensorflow);
@@ -179,6 +188,15 @@ impl Compat {
 
     /// The wheels of a PyTorch version (`2.4.0`, `2.4.0+cu121`): the one for
     /// its CUDA variant when the version names it, else all of them.
+    ///
+    /// ```
+    /// let catalog = cudnnlog::Catalog::builtin().unwrap();
+    /// let compat = catalog.compat();
+    /// let cu121 = compat.torch_builds("2.4.0+cu121", None);
+    /// assert_eq!((cu121.len(), cu121[0].cuda.as_str(), cu121[0].cudnn.as_str()), (1, "12.1", "9.1.0"));
+    /// assert_eq!(compat.torch_builds("2.4.0", Some("12.4.131"))[0].cuda, "12.4");
+    /// assert!(compat.torch_builds("2.4.0", None).len() >= 3);
+    /// ```
     pub fn torch_builds(&self, version: &str, cuda: Option<&str>) -> Vec<&TorchBuild> {
         let base = version.split('+').next().unwrap_or(version);
         let variant = version
@@ -195,6 +213,13 @@ impl Compat {
     }
 
     /// The tested build of a TensorFlow version (`2.15.0`, or `2.15`).
+    ///
+    /// ```
+    /// let catalog = cudnnlog::Catalog::builtin().unwrap();
+    /// let tf = catalog.compat().tensorflow_build("2.15").unwrap();
+    /// assert_eq!((tf.tensorflow.as_str(), tf.cuda.as_str(), tf.cudnn.as_str()), ("2.15.0", "12.2", "8.9"));
+    /// assert!(catalog.compat().tensorflow_build("0.1.0").is_none());
+    /// ```
     pub fn tensorflow_build(&self, version: &str) -> Option<&TfBuild> {
         let mm = major_minor(version);
         self.tensorflow
@@ -208,6 +233,13 @@ impl Compat {
     }
 
     /// The driver requirement of a CUDA release (`12.4`, `12.4.131`).
+    ///
+    /// ```
+    /// let catalog = cudnnlog::Catalog::builtin().unwrap();
+    /// let req = catalog.compat().driver_for("12.4.131").unwrap();
+    /// assert_eq!((req.min_driver.as_str(), req.min_driver_minor_compat.as_deref()), ("550.54.14", Some("525.60.13")));
+    /// assert!(catalog.compat().driver_for("99.0").is_none());
+    /// ```
     pub fn driver_for(&self, cuda: &str) -> Option<&DriverReq> {
         let mm = major_minor(cuda);
         self.driver.iter().find(|d| major_minor(&d.cuda) == mm)
@@ -215,6 +247,14 @@ impl Compat {
 
     /// The architecture of a GPU model name as logs print it
     /// (`NVIDIA GeForce RTX 3090`): the longest matching name fragment wins.
+    ///
+    /// ```
+    /// let catalog = cudnnlog::Catalog::builtin().unwrap();
+    /// let compat = catalog.compat();
+    /// assert_eq!(compat.arch_of_gpu("NVIDIA GeForce RTX 3090").unwrap().arch, "ampere");
+    /// assert_eq!(compat.arch_of_gpu("NVIDIA A100-SXM4-80GB").unwrap().arch, "ampere");
+    /// assert!(compat.arch_of_gpu("Intel UHD Graphics").is_none());
+    /// ```
     pub fn arch_of_gpu(&self, gpu: &str) -> Option<&Arch> {
         self.arch
             .iter()
@@ -225,6 +265,14 @@ impl Compat {
     }
 
     /// The architecture of a compute capability (`8.6`).
+    ///
+    /// ```
+    /// let catalog = cudnnlog::Catalog::builtin().unwrap();
+    /// let compat = catalog.compat();
+    /// assert_eq!(compat.arch_of_capability("9.0").unwrap().arch, "hopper");
+    /// assert_eq!(compat.arch_of_capability("8.6").unwrap().min_cuda, "11.0");
+    /// assert!(compat.arch_of_capability("sm_86").is_none()); // normalised spelling only
+    /// ```
     pub fn arch_of_capability(&self, cc: &str) -> Option<&Arch> {
         self.arch
             .iter()

@@ -202,6 +202,16 @@ fn clip(s: &str) -> String {
 /// `at` in `hay` and is line `line`, at most `reach.0` bytes before it and
 /// `reach.1` after (what a streaming scan is sure to hold, so that a mapped
 /// and a streamed scan read the same evidence).
+///
+/// ```
+/// use cudnnlog::{culprit::collect, Catalog};
+/// let catalog = Catalog::builtin().unwrap();
+/// let log = b"[rank1]: step 120 loss 0.41\n[rank0]: Rank 3 failed to pass monitoredBarrier in 30000 ms\n[rank0]: RuntimeError: timed out\n";
+/// let at = log.len() - 30;
+/// let ev = collect(catalog.evidence_rules(), log, at, 3, (1 << 20, 1 << 20));
+/// assert_eq!(ev.named.iter().map(|(r, _)| *r).collect::<Vec<_>>(), [3]);
+/// assert_eq!(ev.ranks[&1].last_step.as_ref().map(|(s, _)| *s), Some(120));
+/// ```
 pub fn collect(
     rules: &[EvidenceRule],
     hay: &[u8],
@@ -336,6 +346,17 @@ fn list(ranks: &[u32]) -> String {
 }
 
 /// The culprit of one distributed finding, from the log's evidence.
+///
+/// ```
+/// use cudnnlog::culprit::{collect, decide, Basis, Context};
+/// let catalog = cudnnlog::Catalog::builtin().unwrap();
+/// let log = b"[rank0]: Rank 3 failed to pass monitoredBarrier in 30000 ms\n[rank0]: RuntimeError: timed out\n";
+/// let ev = collect(catalog.evidence_rules(), log, 61, 2, (1 << 20, 1 << 20));
+/// let cx = Context { reporters: &[0], seq_num: None, cause: None, failing: &[] };
+/// let c = decide(&ev, &cx).unwrap();
+/// assert_eq!((c.ranks.as_slice(), c.basis), (&[3][..], Basis::Barrier));
+/// assert!(decide(&Default::default(), &cx).is_none());
+/// ```
 pub fn decide(ev: &RankEvidence, cx: &Context<'_>) -> Option<Culprit> {
     let culprit = |ranks: Vec<u32>, reason: String, evidence: Vec<EvidenceLine>, basis: Basis| {
         let hosts = ev

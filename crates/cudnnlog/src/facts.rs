@@ -96,6 +96,13 @@ pub fn parse_size(text: &str) -> Option<u64> {
 }
 
 /// Formats a byte count for people: `1.53 GiB`.
+///
+/// ```
+/// use cudnnlog::facts::human_bytes;
+/// assert_eq!(human_bytes(1_642_824_991), "1.53 GiB");
+/// assert_eq!(human_bytes(2 << 20), "2.00 MiB");
+/// assert_eq!(human_bytes(512), "512 B");
+/// ```
 pub fn human_bytes(n: u64) -> String {
     const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
     let mut v = n as f64;

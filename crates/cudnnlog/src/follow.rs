@@ -110,11 +110,30 @@ impl<'s> Follower<'s> {
     }
 
     /// The input's length so far: the offset the next pushed byte has.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, follow::Follower};
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// let mut f = Follower::new(&scanner);
+    /// f.push(b"INFO step 1\n");
+    /// f.scan(false).unwrap();
+    /// f.push(b"INFO step 2\n");
+    /// assert_eq!(f.offset(), 24);
+    /// ```
     pub fn offset(&self) -> u64 {
         self.base + self.buf.len() as u64
     }
 
     /// Bytes pushed and not yet scanned.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, follow::Follower};
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// let mut f = Follower::new(&scanner);
+    /// f.push(b"INFO step 1\nINFO ste");
+    /// f.scan(false).unwrap();
+    /// assert_eq!(f.pending(), 8); // the unended line waits
+    /// ```
     pub fn pending(&self) -> usize {
         self.buf.len() - self.scanned
     }
@@ -155,6 +174,17 @@ impl<'s> Follower<'s> {
 
     /// The time the followed file was last written, for the year of
     /// timestamps that have none.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, follow::Follower};
+    /// use std::time::{Duration, UNIX_EPOCH};
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// let mut f = Follower::new(&scanner);
+    /// f.set_modified(Some(UNIX_EPOCH + Duration::from_secs(1_700_000_000))); // 2023-11-14
+    /// f.push(b"Mar 12 10:00:01 gpu-node-3 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.\n");
+    /// let new = f.scan(false).unwrap();
+    /// assert!(new[0].place.timestamp.as_deref().unwrap().starts_with("2023-03-12"));
+    /// ```
     pub fn set_modified(&mut self, modified: Option<std::time::SystemTime>) {
         self.modified = modified;
     }
@@ -184,6 +214,20 @@ impl<'s> Follower<'s> {
     /// unended last line too: the writer has gone quiet) with the context
     /// before them, and returns the findings not announced before, in the
     /// report's order.
+    ///
+    /// # Errors
+    ///
+    /// An error of the scan itself ([`Scanner::scan_slice`]).
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, follow::Follower};
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// let mut f = Follower::new(&scanner);
+    /// f.push(b"INFO step 7 loss 0.5\nRuntimeError: CUDA error: an illegal memory access was encountered");
+    /// assert!(f.scan(false).unwrap().is_empty());
+    /// let new = f.scan(true).unwrap(); // the writer went quiet: the unended line too
+    /// assert_eq!((new[0].finding.class.as_str(), new[0].place.line), ("cuda.illegal_address", 2));
+    /// ```
     pub fn scan(&mut self, flush: bool) -> Result<Vec<Announced>, crate::Error> {
         if !self.ready(flush) {
             return Ok(Vec::new());

@@ -168,6 +168,18 @@ fn torchrun(path: &Path) -> Option<(PathBuf, u32)> {
 }
 
 /// Groups files into jobs, in the order of each job's first file.
+///
+/// ```
+/// use cudnnlog::job::group;
+/// use std::path::PathBuf;
+/// let paths: Vec<PathBuf> = ["logs/train.log", "logs/train.log.1", "logs/train.log.2.gz", "out/attempt_0/3/stderr.log", "out/attempt_1/0/stdout.log"]
+///     .iter()
+///     .map(PathBuf::from)
+///     .collect();
+/// let jobs = group(&paths);
+/// assert_eq!(jobs.iter().map(|j| j.sources.len()).collect::<Vec<_>>(), [3, 2]);
+/// assert_eq!((jobs[1].name.as_str(), jobs[1].sources[0].rank), ("out/attempt_*/*/std*.log", Some(3)));
+/// ```
 pub fn group(paths: &[PathBuf]) -> Vec<Job> {
     let mut jobs: Vec<Job> = Vec::new();
     let mut keys: Vec<PathBuf> = Vec::new();

@@ -75,6 +75,13 @@ pub struct KnowledgeRule {
 
 impl KnowledgeRule {
     /// Whether the rule concerns findings of `class`.
+    ///
+    /// ```
+    /// let catalog = cudnnlog::Catalog::builtin().unwrap();
+    /// let rule = catalog.knowledge().iter().find(|r| r.id == "capability-below-what-a-feature-needs").unwrap();
+    /// assert!(rule.applies_to("python.missing_module") && rule.applies_to("cuda.error")); // `python.*`
+    /// assert!(!rule.applies_to("python") && !rule.applies_to("cuda.oom"));
+    /// ```
     pub fn applies_to(&self, class: &str) -> bool {
         self.classes.iter().any(|c| match c.strip_suffix(".*") {
             Some(family) => class
@@ -167,6 +174,17 @@ impl Signals {
     /// The signal a finding's facts give, reading the configured facts in
     /// order. `exit_code` is read as an exit code only (1..=64 is not a
     /// signal there).
+    ///
+    /// ```
+    /// use cudnnlog::facts::Fact;
+    /// use std::collections::BTreeMap;
+    /// let catalog = cudnnlog::Catalog::builtin().unwrap();
+    /// let facts = |k: &str, v: Fact| BTreeMap::from([(k.to_string(), v)]);
+    /// let s = catalog.signals();
+    /// assert_eq!(s.of_facts(&facts("exit_code", Fact::Int(134))).unwrap().name, "SIGABRT");
+    /// assert_eq!(s.of_facts(&facts("signal", Fact::Text("Segmentation fault".into()))).unwrap().name, "SIGSEGV");
+    /// assert!(s.of_facts(&facts("exit_code", Fact::Int(1))).is_none());
+    /// ```
     pub fn of_facts(
         &self,
         facts: &std::collections::BTreeMap<String, crate::facts::Fact>,

@@ -91,6 +91,16 @@ impl Enum {
     /// success member. The name is tried first, then the text (the longest
     /// member text it starts with: it is unambiguous where codes were
     /// renumbered, as CUDA 10.1 did), then the code.
+    ///
+    /// ```
+    /// let catalog = cudnnlog::Catalog::builtin().unwrap();
+    /// let cuda = catalog.status_table("cudaError_t").unwrap();
+    /// let r = cuda.resolve(None, None, Some("an illegal memory access was encountered")).unwrap();
+    /// assert_eq!((r.class, r.name, r.code), ("cuda.illegal_address", Some("cudaErrorIllegalAddress"), Some(700)));
+    /// assert_eq!(cuda.resolve(None, Some(77), None).unwrap().code, Some(700)); // CUDA 10.0's number
+    /// let unknown = cuda.resolve(None, Some(99_999), None).unwrap();
+    /// assert_eq!((unknown.class, unknown.name), ("cuda.error", None));
+    /// ```
     pub fn resolve(
         &self,
         name: Option<&str>,
@@ -140,6 +150,13 @@ impl Enum {
     }
 
     /// Whether `class` is this enum's generic class.
+    ///
+    /// ```
+    /// let catalog = cudnnlog::Catalog::builtin().unwrap();
+    /// let cudnn = catalog.status_table("cudnnStatus_t").unwrap();
+    /// assert!(cudnn.is_generic("cudnn.error"));
+    /// assert!(!cudnn.is_generic("cudnn.bad_param"));
+    /// ```
     pub fn is_generic(&self, class: &str) -> bool {
         self.generic == class
     }

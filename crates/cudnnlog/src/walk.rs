@@ -225,6 +225,24 @@ impl std::fmt::Display for Skipped {
 
 impl Walk {
     /// The files of `paths`, in order, directories expanded.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Glob`] for a malformed glob, when a directory is walked;
+    /// entries that cannot be read are [`Walked::skipped`], not errors.
+    ///
+    /// ```
+    /// use cudnnlog::walk::Walk;
+    /// let dir = std::env::temp_dir().join(format!("cudnnlog-walk-files-doc-{}", std::process::id()));
+    /// std::fs::create_dir_all(dir.join("old")).unwrap();
+    /// for name in ["job.out", "job.err", "old/job.out"] {
+    ///     std::fs::write(dir.join(name), "NCCL WARN\n").unwrap();
+    /// }
+    /// let walk = Walk { globs: vec!["!*.err".into()], max_depth: Some(1), ..Walk::default() };
+    /// assert_eq!(walk.files(&[dir.clone()]).unwrap().files, [dir.join("job.out")]);
+    /// assert!(Walk { globs: vec!["[".into()], ..Walk::default() }.files(&[dir.clone()]).is_err());
+    /// std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
     pub fn files(&self, paths: &[PathBuf]) -> Result<Walked, Error> {
         let mut walked = Walked::default();
         for path in paths {

@@ -133,6 +133,14 @@ pub struct Observation(Draft);
 impl Observation {
     /// A finding of pattern `pattern` (its id) with this message, seen once
     /// on line 1 of source 0; `None` for an id the catalog does not have.
+    ///
+    /// ```
+    /// # use cudnnlog::{Catalog, diagnose::Observation};
+    /// let catalog = Catalog::builtin().unwrap();
+    /// let o = Observation::new(&catalog, "cuda-oom-pytorch-allocator", "CUDA out of memory.");
+    /// assert_eq!(o.unwrap().class(), "cuda.oom");
+    /// assert!(Observation::new(&catalog, "no-such-pattern", "x").is_none());
+    /// ```
     pub fn new(catalog: &Catalog, pattern: &str, message: &str) -> Option<Observation> {
         let index = catalog.patterns().iter().position(|p| p.id == pattern)?;
         let p = &catalog.patterns()[index];
@@ -165,12 +173,27 @@ impl Observation {
     }
 
     /// Its class id.
+    ///
+    /// ```
+    /// # use cudnnlog::{Catalog, diagnose::Observation};
+    /// let catalog = Catalog::builtin().unwrap();
+    /// let o = Observation::new(&catalog, "cuda-oom-pytorch-allocator", "CUDA out of memory.").unwrap();
+    /// assert_eq!(o.class(), "cuda.oom");
+    /// ```
     pub fn class(&self) -> &str {
         &self.0.class
     }
 
     /// Seen first (and last) on `line`; its byte offset is taken to be
     /// 100 per line, which keeps hand-built findings in order.
+    ///
+    /// ```
+    /// # use cudnnlog::{Catalog, diagnose::{diagnose, Findings, Observation}};
+    /// let catalog = Catalog::builtin().unwrap();
+    /// let mut f = Findings::new(1);
+    /// f.push(Observation::new(&catalog, "cuda-oom-pytorch-allocator", "CUDA out of memory.").unwrap().line(40));
+    /// assert_eq!(diagnose(&f, &catalog).findings[0].first.line, 40);
+    /// ```
     pub fn line(mut self, line: u64) -> Observation {
         self.0.first.line = line;
         self.0.first.byte = line.saturating_sub(1) * 100;
@@ -179,6 +202,14 @@ impl Observation {
     }
 
     /// In source `source` (an index into the report's sources).
+    ///
+    /// ```
+    /// # use cudnnlog::{Catalog, diagnose::{diagnose, Findings, Observation}};
+    /// let catalog = Catalog::builtin().unwrap();
+    /// let mut f = Findings::new(2);
+    /// f.push(Observation::new(&catalog, "cuda-oom-pytorch-allocator", "CUDA out of memory.").unwrap().source(1));
+    /// assert_eq!(diagnose(&f, &catalog).findings[0].first.source, 1);
+    /// ```
     pub fn source(mut self, source: usize) -> Observation {
         self.0.first.source = source;
         self.0.last.source = source;
@@ -186,6 +217,14 @@ impl Observation {
     }
 
     /// Written by rank `rank`.
+    ///
+    /// ```
+    /// # use cudnnlog::{Catalog, diagnose::{diagnose, Findings, Observation}};
+    /// let catalog = Catalog::builtin().unwrap();
+    /// let mut f = Findings::new(1);
+    /// f.push(Observation::new(&catalog, "cuda-oom-pytorch-allocator", "CUDA out of memory.").unwrap().rank(3));
+    /// assert_eq!(diagnose(&f, &catalog).findings[0].ranks, vec![3]);
+    /// ```
     pub fn rank(mut self, rank: u32) -> Observation {
         self.0.first.rank = Some(rank);
         self.0.last.rank = Some(rank);
@@ -197,6 +236,15 @@ impl Observation {
     }
 
     /// The training step and epoch the log had reached before it.
+    ///
+    /// ```
+    /// # use cudnnlog::{Catalog, diagnose::{diagnose, Findings, Observation}};
+    /// let catalog = Catalog::builtin().unwrap();
+    /// let mut f = Findings::new(1);
+    /// f.push(Observation::new(&catalog, "cuda-oom-pytorch-allocator", "CUDA out of memory.").unwrap().step(Some(300), Some(2)));
+    /// let first = &diagnose(&f, &catalog).findings[0].first;
+    /// assert_eq!((first.step, first.epoch), (Some(300), Some(2)));
+    /// ```
     pub fn step(mut self, step: Option<u64>, epoch: Option<u64>) -> Observation {
         let p = Progress {
             step,
@@ -209,12 +257,29 @@ impl Observation {
     }
 
     /// A value its pattern captured (`requested_bytes`, `status`, …).
+    ///
+    /// ```
+    /// # use cudnnlog::{Catalog, diagnose::{diagnose, Findings, Observation}, facts::Fact};
+    /// let catalog = Catalog::builtin().unwrap();
+    /// let mut f = Findings::new(1);
+    /// f.push(Observation::new(&catalog, "cuda-oom-pytorch-allocator", "CUDA out of memory.").unwrap().fact("requested_bytes", Fact::Int(2 << 30)));
+    /// let dx = diagnose(&f, &catalog);
+    /// assert_eq!(dx.findings[0].facts.get("requested_bytes"), Some(&Fact::Int(2 << 30)));
+    /// ```
     pub fn fact(mut self, name: &str, value: Fact) -> Observation {
         self.0.facts.insert(name.to_string(), value);
         self
     }
 
-    /// Seen `count` times in all.
+    /// Seen `count` times in all (at least once).
+    ///
+    /// ```
+    /// # use cudnnlog::{Catalog, diagnose::{diagnose, Findings, Observation}};
+    /// let catalog = Catalog::builtin().unwrap();
+    /// let mut f = Findings::new(1);
+    /// f.push(Observation::new(&catalog, "cuda-oom-pytorch-allocator", "CUDA out of memory.").unwrap().count(7));
+    /// assert_eq!(diagnose(&f, &catalog).findings[0].count, 7);
+    /// ```
     pub fn count(mut self, count: u64) -> Observation {
         self.0.count = count.max(1);
         self

@@ -141,6 +141,19 @@ pub fn scan_job(scanner: &Scanner, job: &Job, mmap: MmapChoice) -> Triaged {
 /// finished, in the order they finish, on the calling thread. `done`
 /// returns whether to go on: `false` (the reader of the verdicts went
 /// away) stops the jobs not yet started.
+///
+/// ```
+/// use cudnnlog::{fleet::triage, job::Job, report::Outcome, Catalog, MmapChoice, ScannerBuilder};
+/// let dir = std::env::temp_dir().join(format!("cudnnlog-triage-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// std::fs::write(dir.join("a.log"), "RuntimeError: CUDA error: an illegal memory access was encountered\n").unwrap();
+/// let jobs = [Job::single(dir.join("a.log")), Job::single(dir.join("missing.log"))];
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+/// let mut outcomes = [None; 2];
+/// triage(&scanner, &jobs, MmapChoice::never(), |i, done| { outcomes[i] = Some(done.verdict.outcome); true });
+/// assert_eq!(outcomes, [Some(Some(Outcome::Failed)), Some(None)]);
+/// std::fs::remove_dir_all(&dir).unwrap();
+/// ```
 pub fn triage(
     scanner: &Scanner,
     jobs: &[Job],

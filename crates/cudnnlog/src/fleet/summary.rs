@@ -59,6 +59,19 @@ pub struct Group {
 
 impl Summary {
     /// Counts one verdict.
+    ///
+    /// ```
+    /// use cudnnlog::{fleet::{Summary, Verdict}, report::FindingsSink, Catalog, ScannerBuilder};
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// let mut sink = FindingsSink::new(scanner.catalog());
+    /// let source = scanner.scan_slice(0, b"RuntimeError: CUDA error: an illegal memory access was encountered\n", &mut sink).unwrap();
+    /// let report = sink.into_report(vec![source]);
+    /// let mut summary = Summary::default();
+    /// summary.add(&Verdict::of("job-1.log", &report));
+    /// summary.add(&Verdict::of("job-2.log", &report));
+    /// assert_eq!((summary.failed, summary.by_primary["cuda.illegal_address"]), (2, 2));
+    /// assert_eq!(summary.groups[0].examples, ["job-1.log", "job-2.log"]);
+    /// ```
     pub fn add(&mut self, v: &Verdict) {
         use crate::report::Outcome;
         self.reindex();
@@ -167,6 +180,23 @@ impl Summary {
     }
 
     /// The summary with its groups in their final order.
+    ///
+    /// ```
+    /// use cudnnlog::{fleet::{Summary, Verdict}, report::FindingsSink, Catalog, ScannerBuilder};
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// let report = |log: &[u8]| {
+    ///     let mut sink = FindingsSink::new(scanner.catalog());
+    ///     let source = scanner.scan_slice(0, log, &mut sink).unwrap();
+    ///     sink.into_report(vec![source])
+    /// };
+    /// let (oom, xid) = (report(b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n"), report(b"RuntimeError: CUDA error: an illegal memory access was encountered\n"));
+    /// let mut summary = Summary::default();
+    /// for (path, r) in [("a.log", &xid), ("b.log", &oom), ("c.log", &oom)] {
+    ///     summary.add(&Verdict::of(path, r));
+    /// }
+    /// let groups: Vec<_> = summary.finish().groups.into_iter().map(|g| (g.class, g.count)).collect();
+    /// assert_eq!(groups, [("cuda.oom".to_string(), 2), ("cuda.illegal_address".to_string(), 1)]);
+    /// ```
     pub fn finish(mut self) -> Summary {
         self.groups.sort_by(|a, b| {
             b.count

@@ -102,6 +102,18 @@ pub struct VerdictCause {
 
 impl Verdict {
     /// The verdict of a job named `path` from its report.
+    ///
+    /// ```
+    /// use cudnnlog::{fleet::Verdict, report::{FindingsSink, Outcome}, Catalog, ScannerBuilder};
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// let mut sink = FindingsSink::new(scanner.catalog());
+    /// let log = b"INFO step 40 loss 0.3\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n";
+    /// let source = scanner.scan_slice(0, log, &mut sink).unwrap();
+    /// let v = Verdict::of("job-17.log", &sink.into_report(vec![source]));
+    /// assert_eq!((v.outcome, v.findings), (Some(Outcome::Failed), 1));
+    /// assert_eq!(v.first.as_ref().map(|p| (p.line, p.step)), Some((2, Some(40))));
+    /// assert!(v.cause.is_some() && v.remediation.is_some());
+    /// ```
     pub fn of(path: &str, report: &Report) -> Verdict {
         let primary = primary_finding(report);
         let source_path = |i: usize| {

@@ -108,6 +108,12 @@ impl Outcome {
     }
 
     /// `failed`, `degraded` or `clean`.
+    ///
+    /// ```
+    /// use cudnnlog::report::Outcome;
+    /// assert_eq!(Outcome::Failed.as_str(), "failed");
+    /// assert_eq!(Outcome::of(&[]).as_str(), "clean");
+    /// ```
     pub fn as_str(self) -> &'static str {
         match self {
             Outcome::Failed => "failed",

@@ -226,6 +226,14 @@ impl<'c> FindingsSink<'c> {
     }
 
     /// An empty aggregator for matches of `catalog`'s patterns.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, report::{FindingsSink, Outcome}};
+    /// let catalog = Catalog::builtin().unwrap();
+    /// let report = FindingsSink::new(&catalog).into_report(Vec::new());
+    /// assert!(report.findings.is_empty());
+    /// assert_eq!(report.outcome, Outcome::Clean);
+    /// ```
     pub fn new(catalog: &'c Catalog) -> FindingsSink<'c> {
         FindingsSink {
             catalog,
@@ -238,6 +246,17 @@ impl<'c> FindingsSink<'c> {
     }
 
     /// Builds the report for the sources scanned into this sink.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, report::{FindingsSink, Outcome}};
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// let mut sink = FindingsSink::new(scanner.catalog());
+    /// let log = b"INFO step 10 loss 0.5\nRuntimeError: CUDA error: an illegal memory access was encountered\n";
+    /// let source = scanner.scan_slice(0, log, &mut sink).unwrap();
+    /// let report = sink.into_report(vec![source]);
+    /// assert_eq!((report.outcome, report.sources[0].lines), (Outcome::Failed, 2));
+    /// assert_eq!(report.findings[0].first.line, 2);
+    /// ```
     pub fn into_report(mut self, sources: Vec<SourceInfo>) -> Report {
         let catalog = self.catalog;
         self.years_from_files(&sources);
@@ -389,6 +408,18 @@ impl FindingsSink<'_> {
     /// Renumbers everything this sink holds as coming from `source`: a sink
     /// that scanned one file on its own (as index 0) joins a multi-file
     /// report under the file's final index.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, report::FindingsSink};
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// let mut sink = FindingsSink::new(scanner.catalog());
+    /// let log = b"RuntimeError: CUDA error: an illegal memory access was encountered\n";
+    /// let empty = scanner.scan_slice(0, b"", &mut FindingsSink::new(scanner.catalog())).unwrap();
+    /// let second = scanner.scan_slice(0, log, &mut sink).unwrap();
+    /// sink.set_source(1);
+    /// let report = sink.into_report(vec![empty, second]);
+    /// assert_eq!(report.findings[0].first.source, 1);
+    /// ```
     pub fn set_source(&mut self, source: usize) {
         for a in &mut self.accs {
             a.first.source = source;

@@ -29,6 +29,24 @@ pub const MAX_ZSTD_WINDOW: u64 = 32 << 20;
 /// only after every byte decoded before the damage: a scan of the stream
 /// reports what it found there, and the error
 /// ([`Incomplete`](super::Incomplete)).
+///
+/// # Errors
+///
+/// An error reading the first bytes, which tell the compression.
+///
+/// ```
+/// use cudnnlog::source::{decompressed, Compression};
+/// use std::io::{Read, Write};
+/// let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+/// gz.write_all(b"RuntimeError: CUDA error: an illegal memory access was encountered\n").unwrap();
+/// let mut gz = gz.finish().unwrap();
+/// gz.extend_from_slice(b"appended after rotation\n");
+/// let (kind, mut reader) = decompressed(&gz[..]).unwrap();
+/// let mut text = String::new();
+/// reader.read_to_string(&mut text).unwrap();
+/// assert_eq!(kind, Compression::Gzip);
+/// assert!(text.starts_with("RuntimeError: CUDA error") && text.ends_with("appended after rotation\n"));
+/// ```
 pub fn decompressed<'r, R: std::io::Read + Send + 'r>(
     reader: R,
 ) -> std::io::Result<(Compression, Box<dyn std::io::Read + Send + 'r>)> {

@@ -31,11 +31,24 @@ impl MmapChoice {
     /// The caller promises that no file is truncated or modified while it is
     /// mapped: if one is, reading it may crash the process (SIGBUS) or show
     /// inconsistent bytes.
+    ///
+    /// ```
+    /// use cudnnlog::MmapChoice;
+    /// // SAFETY: nothing else writes the files this process scans.
+    /// let mmap = unsafe { MmapChoice::auto() };
+    /// assert_ne!(mmap, MmapChoice::default());
+    /// ```
     pub unsafe fn auto() -> MmapChoice {
         MmapChoice { enabled: true }
     }
 
     /// Never map; always read. The default.
+    ///
+    /// ```
+    /// use cudnnlog::MmapChoice;
+    /// assert_eq!(MmapChoice::never(), MmapChoice::default());
+    /// assert_ne!(MmapChoice::never(), unsafe { MmapChoice::auto() });
+    /// ```
     pub fn never() -> MmapChoice {
         MmapChoice { enabled: false }
     }
@@ -176,6 +189,19 @@ pub struct Incomplete {
 
 impl Incomplete {
     /// The incomplete read `err` reports, if it is one.
+    ///
+    /// ```
+    /// use cudnnlog::{report::FindingsSink, source::Incomplete, Catalog, Error, ScannerBuilder};
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    /// let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    /// std::io::Write::write_all(&mut gz, b"step 1\nstep 2\n").unwrap();
+    /// let gz = gz.finish().unwrap();
+    /// let (_, reader) = cudnnlog::source::decompressed(&gz[..gz.len() - 4]).unwrap(); // trailer cut
+    /// let err = scanner.scan_reader(0, "cut.gz", reader, &mut FindingsSink::new(scanner.catalog())).unwrap_err();
+    /// assert_eq!(Incomplete::of(&err).map(|i| i.info.path.as_str()), Some("cut.gz"));
+    /// let plain = Error::Io { path: "train.log".into(), source: std::io::ErrorKind::NotFound.into() };
+    /// assert!(Incomplete::of(&plain).is_none());
+    /// ```
     pub fn of(err: &Error) -> Option<&Incomplete> {
         match err {
             Error::Io { source, .. } => source.get_ref()?.downcast_ref::<Incomplete>(),
