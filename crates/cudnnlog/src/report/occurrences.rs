@@ -109,10 +109,13 @@ impl Sample {
 
     /// The kept occurrences not yet placed, when there are any.
     pub fn unplaced_mut(&mut self) -> impl Iterator<Item = &mut Kept> {
-        let any = self.unplaced > 0;
-        self.kept
-            .iter_mut()
-            .filter(move |k| any && k.progress.is_none())
+        // Most windows end with none: then not even a pass over them.
+        let n = if self.unplaced > 0 {
+            self.kept.len()
+        } else {
+            0
+        };
+        self.kept[..n].iter_mut().filter(|k| k.progress.is_none())
     }
 
     /// Marks every kept occurrence as placed (with what its window told;

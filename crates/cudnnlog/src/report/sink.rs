@@ -159,6 +159,21 @@ struct Placer<'w, 'a> {
 const INDEX_AFTER: usize = 32;
 
 impl Placer<'_, '_> {
+    /// Places `loc` (its event at byte `event`) when this window holds it:
+    /// its progress, and its time (and year) when its line has none.
+    fn place(&mut self, loc: &mut Location, event: u64, year_misses: &mut u32) -> Option<Progress> {
+        let w = self.w;
+        if loc.source != w.source() || !w.contains(event) {
+            return None;
+        }
+        let progress = self.progress(event, loc.rank);
+        if loc.timestamp.is_none() {
+            loc.timestamp = self.timestamp(event, loc.rank);
+        }
+        fill_year(year_misses, w, loc);
+        Some(progress)
+    }
+
     fn progress(&mut self, byte: u64, rank: Option<u32>) -> Progress {
         let w = self.w;
         if !w.contains(byte) {
@@ -577,12 +592,8 @@ impl Sink for FindingsSink<'_> {
                 (&mut a.first, a.first_event, &mut a.first_progress),
                 (&mut a.last, a.last_event, &mut a.last_progress),
             ] {
-                if loc.source == w.source() && progress.is_none() && w.contains(event) {
-                    *progress = Some(placer.progress(event, loc.rank));
-                    if loc.timestamp.is_none() {
-                        loc.timestamp = placer.timestamp(event, loc.rank);
-                    }
-                    fill_year(&mut year_misses, w, loc);
+                if progress.is_none() {
+                    *progress = placer.place(loc, event, &mut year_misses);
                 }
             }
             if let Some((loc, event, progress)) = a.per_source.get_mut(&w.source()) {
@@ -592,14 +603,7 @@ impl Sink for FindingsSink<'_> {
             }
             // Occurrences are placed by the window they were found in.
             for k in a.occurrences.unplaced_mut() {
-                if k.loc.source != w.source() || !w.contains(k.event) {
-                    continue;
-                }
-                k.progress = Some(placer.progress(k.event, k.loc.rank));
-                if k.loc.timestamp.is_none() {
-                    k.loc.timestamp = placer.timestamp(k.event, k.loc.rank);
-                }
-                fill_year(&mut year_misses, w, &mut k.loc);
+                k.progress = placer.place(&mut k.loc, k.event, &mut year_misses);
             }
             a.occurrences.placed();
         }

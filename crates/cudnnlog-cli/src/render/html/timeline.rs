@@ -150,23 +150,33 @@ fn short_names(report: &Report) -> Vec<String> {
 /// The x value of a place on `axis`.
 fn value(p: &Place, axis: Axis, years: bool) -> Option<f64> {
     match axis {
-        Axis::Time if years => seconds(p.timestamp.as_deref()?),
-        Axis::Time => match (&p.timestamp, &p.yearless_timestamp) {
-            (Some(t), _) => seconds(&format!("--{}", t.get(5..)?)),
-            (None, Some(t)) => seconds(t),
-            (None, None) => None,
-        },
+        Axis::Time => time(
+            p.timestamp.as_deref(),
+            p.yearless_timestamp.as_deref(),
+            years,
+        ),
         Axis::Uptime => p.uptime.as_deref()?.parse().ok(),
         Axis::Step => p.step.map(|s| s as f64),
         Axis::Line => Some(p.line as f64),
     }
 }
 
+/// Seconds of a time with a year (`iso`) or without (`yearless`); with
+/// `years` false every time is read without its year, so that both kinds
+/// share one axis.
+fn time(iso: Option<&str>, yearless: Option<&str>, years: bool) -> Option<f64> {
+    match (iso, yearless) {
+        (Some(t), _) if years => seconds(t),
+        (Some(t), _) => seconds(&format!("--{}", t.get(5..)?)),
+        (None, Some(t)) if !years => seconds(t),
+        _ => None,
+    }
+}
+
 /// The x value of a culprit's evidence line on `axis`: its time or line.
 fn evidence_value(e: &cudnnlog::culprit::EvidenceLine, axis: Axis, years: bool) -> Option<f64> {
     match axis {
-        Axis::Time if years => seconds(e.timestamp.as_deref()?),
-        Axis::Time => seconds(&format!("--{}", e.timestamp.as_deref()?.get(5..)?)),
+        Axis::Time => time(e.timestamp.as_deref(), None, years),
         Axis::Line => Some(e.line as f64),
         Axis::Uptime | Axis::Step => None,
     }
