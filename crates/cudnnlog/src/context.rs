@@ -112,34 +112,72 @@ pub(crate) fn progress_before(
     }
 }
 
-/// The step markers of a window, found once: a window with many findings
-/// to place (thousands of distinct errors) asks [`Markers::progress_before`]
-/// — a binary search and a walk back over the markers — instead of
-/// searching back through the window for each finding, which made the scan
-/// quadratic in distinct findings. Same answers as [`progress_before`].
+/// The step markers of a window, found a block at a time: a window with
+/// many findings to place (thousands of distinct errors) asks
+/// [`Markers::progress_before`], which reads the blocks of
+/// [`MARKER_BLOCK`] bytes before the offset newest first, finding each
+/// block's markers once, instead of searching back through the window for
+/// each finding (which made the scan quadratic in distinct findings). Only
+/// the blocks some lookup reaches are read: a 1 GiB window whose findings
+/// sit in a few places costs a few blocks, not a pass over the window. Same
+/// answers as [`progress_before`].
 pub(crate) struct Markers {
-    starts: Vec<usize>,
+    block: usize,
+    /// Marker starts by block index, for the blocks read so far.
+    blocks: HashMap<usize, Vec<usize>>,
 }
 
+/// The bytes of one block of [`Markers`].
+const MARKER_BLOCK: usize = 16 << 10;
+
+/// How far past a block's ends its search reaches for the ends of the
+/// lines it cuts (a marker never spans lines, so whole lines give the
+/// markers a search of the whole window gives).
+const LINE_REACH: usize = 64 << 10;
+
 impl Markers {
-    /// The markers of `hay`.
-    pub(crate) fn new(hay: &[u8]) -> Markers {
+    /// No markers read yet.
+    pub(crate) fn new() -> Markers {
+        Markers::with_block(MARKER_BLOCK)
+    }
+
+    fn with_block(block: usize) -> Markers {
         Markers {
-            starts: marker().find_iter(hay).map(|m| m.start()).collect(),
+            block,
+            blocks: HashMap::new(),
         }
+    }
+
+    /// The marker starts in block `k` of `hay`, found on first use.
+    fn starts(&mut self, hay: &[u8], k: usize) -> &[usize] {
+        let block = self.block;
+        self.blocks.entry(k).or_insert_with(|| {
+            let lo = (k * block).min(hay.len());
+            let hi = (lo + block).min(hay.len());
+            let reach = lo.saturating_sub(LINE_REACH);
+            let start = memchr::memrchr(b'\n', &hay[reach..lo]).map_or(reach, |p| reach + p + 1);
+            let reach = (hi + LINE_REACH).min(hay.len());
+            let end = memchr::memchr(b'\n', &hay[hi..reach]).map_or(reach, |p| hi + p);
+            marker()
+                .find_iter(&hay[start..end])
+                .map(|m| start + m.start())
+                .filter(|&s| (lo..hi).contains(&s))
+                .collect()
+        })
     }
 
     /// What [`progress_before`] returns for the same arguments.
     pub(crate) fn progress_before(
-        &self,
+        &mut self,
         hay: &[u8],
         offset: usize,
         lookback: usize,
         rank: Option<u32>,
     ) -> Progress {
         let from = offset.saturating_sub(STEP_LOOKBACK.min(lookback));
-        let end = self.starts.partition_point(|&s| s < offset);
-        let begin = self.starts[..end].partition_point(|&s| s < from);
+        if offset == from {
+            return Progress::default();
+        }
         let line_of = |at: usize| {
             let start = memchr::memrchr(b'\n', &hay[..at])
                 .map_or(0, |p| p + 1)
@@ -150,15 +188,20 @@ impl Markers {
         // A marker cut by `offset` counts only if what is left still reads
         // as one, as a search of the span up to `offset` would see it.
         let marked = |line: &&[u8]| marker().is_match(line);
-        let candidates = self.starts[begin..end].iter().rev();
+        let blocks = (from / self.block..=(offset - 1) / self.block).rev();
+        let candidates = blocks.flat_map(|k| {
+            let starts = self.starts(hay, k);
+            let newest = starts.partition_point(|&s| s < offset);
+            let oldest = starts[..newest].partition_point(|&s| s < from);
+            // Owned: the next block's search borrows `self` again.
+            let mut newest_first = starts[oldest..newest].to_vec();
+            newest_first.reverse();
+            newest_first
+        });
+        let lines = candidates.map(line_of).filter(marked);
         let Some(rank) = rank else {
-            return candidates
-                .map(|&at| line_of(at))
-                .find(marked)
-                .map(progress_of)
-                .unwrap_or_default();
+            return lines.map(progress_of).next().unwrap_or_default();
         };
-        let lines = candidates.map(|&at| line_of(at)).filter(marked);
         match rank_marker(lines, rank) {
             Ok(line) => progress_of(line),
             Err(untagged) => untagged.map_or_else(Progress::default, progress_of),
@@ -446,7 +489,8 @@ mod tests {
                 ),
             }
         }
-        let markers = Markers::new(&hay);
+        let mut markers = Markers::new();
+        let mut small = Markers::with_block(1000);
         for offset in (0..hay.len()).step_by(997).chain([hay.len()]) {
             for lookback in [100, 5000, 70_000, usize::MAX] {
                 for rank in [None, Some(0), Some(1), Some(2), Some(3)] {
@@ -460,6 +504,11 @@ mod tests {
                         markers.progress_before(&hay, offset, lookback, rank),
                         one,
                         "indexed: offset {offset} lookback {lookback} rank {rank:?}"
+                    );
+                    assert_eq!(
+                        small.progress_before(&hay, offset, lookback, rank),
+                        one,
+                        "small blocks: offset {offset} lookback {lookback} rank {rank:?}"
                     );
                 }
             }

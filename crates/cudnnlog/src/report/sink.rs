@@ -147,11 +147,11 @@ fn key(class: &str, severity: Severity, signature: &str) -> u64 {
 
 /// Step and epoch lookups of one window: the first few search back
 /// directly (a window holds few findings), the rest use the window's
-/// markers found once ([`Markers`](crate::context::Markers)).
+/// markers read a block at a time ([`Markers`](crate::context::Markers)).
 struct Placer<'w, 'a> {
     w: &'w Window<'a>,
     asked: usize,
-    markers: Option<crate::context::Markers>,
+    markers: crate::context::Markers,
     prefixes: crate::context::PrefixMemo,
 }
 
@@ -185,7 +185,6 @@ impl Placer<'_, '_> {
             return crate::context::progress_before(w.hay, offset, w.lookback, rank);
         }
         self.markers
-            .get_or_insert_with(|| crate::context::Markers::new(w.hay))
             .progress_before(w.hay, offset, w.lookback, rank)
     }
 
@@ -567,7 +566,7 @@ impl Sink for FindingsSink<'_> {
         let mut placer = Placer {
             w,
             asked: 0,
-            markers: None,
+            markers: crate::context::Markers::new(),
             prefixes: Default::default(),
         };
         for a in &mut self.accs {
