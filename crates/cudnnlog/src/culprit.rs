@@ -55,8 +55,9 @@ pub struct EvidenceRule {
     pub id: String,
     /// What it says.
     pub kind: EvidenceKind,
-    /// Run on the line (and the `lines` after it).
-    pub regex: Regex,
+    /// Run on the line (and the `lines` after it); compiled on first use
+    /// for the built-in catalog.
+    pub regex: crate::catalog::LazyRegex,
     /// Lines after the first that the regex sees (torchrun's summary block).
     pub lines: usize,
     /// The literal the line must contain, to skip the regex on most lines.
@@ -264,7 +265,7 @@ pub fn collect(
                 let end = lines[(i + rule.lines).min(lines.len() - 1)].1;
                 String::from_utf8_lossy(&hay[s..end]).into_owned()
             };
-            let Some(c) = rule.regex.captures(&span) else {
+            let Some(c) = rule.regex.regex().captures(&span) else {
                 continue;
             };
             let num = |name: &str| c.name(name).and_then(|m| m.as_str().parse::<u64>().ok());

@@ -4,9 +4,10 @@
 //! directories are read here too, within the limits below.
 
 use super::validate::{
-    compile, validate_fingerprint, validate_probe, validate_release, validate_table,
+    compile, lazy_regex, validate_fingerprint, validate_probe, validate_release, validate_table,
 };
 use super::*;
+use std::borrow::Cow;
 use std::io::Read;
 use std::path::PathBuf;
 
@@ -101,7 +102,9 @@ impl Budget {
 /// reached twice (a link to a parent) is read once. Only regular files are
 /// read, and never more than `MAX_FILE_BYTES` of one, whatever size it
 /// claims: a FIFO would block the load forever, `/dev/zero` never ends.
-pub(super) fn read_user_dirs(dirs: &[PathBuf]) -> Result<Vec<(String, String, bool)>, Error> {
+pub(super) fn read_user_dirs(
+    dirs: &[PathBuf],
+) -> Result<Vec<(String, Cow<'static, str>, bool)>, Error> {
     let mut files = Vec::new();
     let mut found = 0;
     let mut bytes = 0;
@@ -112,7 +115,7 @@ pub(super) fn read_user_dirs(dirs: &[PathBuf]) -> Result<Vec<(String, String, bo
         for p in paths {
             let name = p.display().to_string();
             let text = read_user_file(&p, &name, &mut bytes)?;
-            files.push((name, text, false));
+            files.push((name, text.into(), false));
         }
     }
     Ok(files)
@@ -274,14 +277,21 @@ impl Catalog {
     /// Builds a catalog from (name, contents) pairs, validating everything
     /// and compiling every regex.
     pub fn from_files(files: Vec<(String, String)>) -> Result<Catalog, Error> {
-        Catalog::assemble(files.into_iter().map(|(n, t)| (n, t, false)).collect())
+        Catalog::assemble(
+            files
+                .into_iter()
+                .map(|(n, t)| (n, t.into(), false))
+                .collect(),
+        )
     }
 
     /// Builds a catalog from (name, contents, built-in) triples. A built-in
     /// file is the JSON form `build.rs` made of a `patterns/` file (it
     /// parses faster than TOML), already checked by the test suite: its
     /// regexes compile on first use.
-    pub(super) fn assemble(files: Vec<(String, String, bool)>) -> Result<Catalog, Error> {
+    pub(super) fn assemble(
+        files: Vec<(String, Cow<'static, str>, bool)>,
+    ) -> Result<Catalog, Error> {
         let mut classes: Vec<Class> = Vec::new();
         let mut warning_order: Option<(String, Vec<String>)> = None;
         let mut class_files: std::collections::HashMap<String, String> = Default::default();
@@ -339,7 +349,7 @@ impl Catalog {
                     let f: crate::culprit::EvidenceFile = de(name, text, lazy)?;
                     charge(f.evidence.len(), f.evidence.len(), f.evidence.len())?;
                     for e in f.evidence {
-                        let regex = compile(name, "evidence.regex", &e.regex)?;
+                        let regex = lazy_regex(name, "evidence.regex", &e.regex, lazy)?;
                         if e.anchor.is_empty() {
                             return Err(bad(name, "evidence.anchor", "an anchor is needed"));
                         }

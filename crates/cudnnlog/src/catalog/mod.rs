@@ -495,13 +495,13 @@ impl CatalogBuilder {
     /// assert!(matches!(err, Error::Io { ref path, .. } if path == "/no/such/patterns"));
     /// ```
     pub fn build(&self) -> Result<Catalog, Error> {
-        let mut files: Vec<(String, String, bool)> = Vec::new();
+        let mut files: Vec<(String, std::borrow::Cow<'static, str>, bool)> = Vec::new();
         if self.builtin {
             files.extend(
                 builtin::FILES
                     .iter()
                     .zip(builtin::FILES_JSON)
-                    .map(|((p, _), json)| (format!("patterns/{p}"), json.to_string(), true)),
+                    .map(|((p, _), &json)| (format!("patterns/{p}"), json.into(), true)),
             );
         }
         files.extend(load::read_user_dirs(&self.dirs)?);

@@ -49,6 +49,9 @@ fn builtin_files_validate_and_compile_and_match_their_json() {
     let lazy = Catalog::builtin().unwrap();
     assert!(eager.patterns().iter().all(|p| p.regex.is_compiled()));
     assert!(lazy.patterns().iter().all(|p| !p.regex.is_compiled()));
+    assert!(eager.evidence_rules().iter().all(|e| e.regex.is_compiled()));
+    assert!(lazy.evidence_rules().iter().all(|e| !e.regex.is_compiled()));
+    assert!(lazy.probes().iter().all(|p| !p.regex.is_compiled()));
     fn shape(c: &Catalog) -> impl PartialEq + '_ {
         let patterns: Vec<String> = c
             .patterns()
@@ -79,9 +82,24 @@ fn builtin_files_validate_and_compile_and_match_their_json() {
             .collect();
         let classes: Vec<&str> = c.classes().iter().map(|k| k.id.as_str()).collect();
         let causes: Vec<&str> = c.causes().iter().map(|k| k.id.as_str()).collect();
+        let evidence: Vec<String> = c
+            .evidence_rules()
+            .iter()
+            .map(|e| {
+                format!(
+                    "{} {:?} {} {} {}",
+                    e.id,
+                    e.kind,
+                    e.regex.as_str(),
+                    e.lines,
+                    e.anchor
+                )
+            })
+            .collect();
         (
             patterns,
             probes,
+            evidence,
             classes,
             causes,
             c.releases().to_vec(),
