@@ -464,6 +464,40 @@ mod tests {
         }
     }
 
+    #[test]
+    fn markers_are_read_only_near_the_lookups() {
+        // 8 MiB of step lines: 512 blocks. Findings in a few places must
+        // read a few blocks, not the window (it was the whole mapped file).
+        let mut hay = Vec::new();
+        let mut i = 0u64;
+        while hay.len() < 8 << 20 {
+            let line = match i % 3 {
+                0 => format!("[rank{}]:INFO step {i} loss 0.5\n", i % 4),
+                _ => format!("NCCL INFO ring {i} via P2P/IPC\n"),
+            };
+            hay.extend_from_slice(line.as_bytes());
+            i += 1;
+        }
+        let mut markers = Markers::new();
+        let offsets: Vec<usize> = (1..=40).map(|k| k * (hay.len() / 41)).collect();
+        for &offset in &offsets {
+            for rank in [None, Some(2)] {
+                assert_eq!(
+                    markers.progress_before(&hay, offset, usize::MAX, rank),
+                    progress_before(&hay, offset, usize::MAX, rank),
+                    "offset {offset} rank {rank:?}"
+                );
+            }
+        }
+        let blocks = hay.len().div_ceil(MARKER_BLOCK);
+        assert!(
+            markers.blocks.len() <= 2 * offsets.len() && markers.blocks.len() < blocks / 4,
+            "{} of {blocks} blocks read for {} lookups",
+            markers.blocks.len(),
+            offsets.len()
+        );
+    }
+
     /// The look back as one span (`lookback` bytes at most), the way it
     /// was done before it searched the nearest lines first.
     fn in_one(hay: &[u8], offset: usize, lookback: usize, rank: Option<u32>) -> Progress {

@@ -6,6 +6,9 @@ use super::*;
 /// The least bytes of regions a framing batch is worth a thread for.
 const BATCH_MIN: usize = 1 << 20;
 
+/// The bytes between two line-count checkpoints of the mapped scan.
+const CHECKPOINT: usize = 1 << 20;
+
 impl Scanner {
     /// Scans bytes in memory on all of rayon's threads, with the same result
     /// as [`scan_slice`](Scanner::scan_slice).
@@ -52,16 +55,27 @@ impl Scanner {
             });
         }
         let chunks: Vec<Range<usize>> = bounds.windows(2).map(|w| w[0]..w[1]).collect();
-        // The line each chunk starts on.
-        let newlines: Vec<u64> = chunks
+        // The line each chunk starts on, and checkpoints every
+        // `CHECKPOINT` bytes within it: a framing batch starts counting
+        // lines at the checkpoint before it, not at its chunk's start.
+        let newlines: Vec<Vec<u64>> = chunks
             .par_iter()
-            .map(|r| bytecount::count(&bytes[r.clone()], b'\n') as u64)
+            .map(|r| {
+                bytes[r.clone()]
+                    .chunks(CHECKPOINT)
+                    .map(|piece| bytecount::count(piece, b'\n') as u64)
+                    .collect()
+            })
             .collect();
         let mut first_line = Vec::with_capacity(chunks.len());
+        let mut checkpoints: Vec<(usize, u64)> = Vec::new();
         let mut line = 1u64;
-        for n in &newlines {
+        for (r, pieces) in chunks.iter().zip(&newlines) {
             first_line.push(line);
-            line += n;
+            for (i, n) in pieces.iter().enumerate() {
+                checkpoints.push((r.start + i * CHECKPOINT, line));
+                line += n;
+            }
         }
         let done = std::sync::atomic::AtomicU64::new(0);
         let report = |n: usize| {
@@ -147,13 +161,13 @@ impl Scanner {
             .map(|(mut fork, batch)| {
                 let batch = &regions[batch.clone()];
                 let at = batch[0].bytes.start;
-                // The line the batch starts on, from its chunk's first line.
-                let c = bounds
-                    .partition_point(|&b| b <= at)
-                    .saturating_sub(1)
-                    .min(chunks.len() - 1);
+                // Lines are counted from the checkpoint before the batch.
+                let c = checkpoints
+                    .partition_point(|&(p, _)| p <= at)
+                    .saturating_sub(1);
                 let mut st = State::new(source);
-                st.counter = LineCounter::at(chunks[c].start, first_line[c]);
+                let (pos, line) = checkpoints.get(c).copied().unwrap_or((0, 1));
+                st.counter = LineCounter::at(pos, line);
                 self.frame_regions(&mut st, bytes, batch, &hits, &everything, &mut fork)?;
                 fork.window_end(&window(&st))?;
                 Ok(fork)
