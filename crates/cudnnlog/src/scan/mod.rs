@@ -497,7 +497,14 @@ impl Scanner {
             }
             Opened::Stream(reader, read) => {
                 let done = || progress(read.load(std::sync::atomic::Ordering::Relaxed));
-                self.scan_stream(source, &name, reader, sink, &done)?
+                self.scan_stream(
+                    source,
+                    &name,
+                    reader,
+                    sink,
+                    &done,
+                    Scanner::finish_window_forked,
+                )?
             }
         };
         info.modified = crate::source::modified(path);
@@ -584,25 +591,54 @@ impl Scanner {
         found: &Found,
         sink: &mut S,
     ) -> Result<(), S::Error> {
+        self.window_lines(st, hay, &owned, found, sink)?;
+        let regions = self.window_regions(st, hay, &owned, whole, found);
+        self.frame_regions(st, hay, &regions, &found.hits, &owned, sink)?;
+        sink.window_end(&self.window(st, hay))
+    }
+
+    /// The probe and error lines a window owns, read alone.
+    fn window_lines<S: Sink>(
+        &self,
+        st: &mut State,
+        hay: &[u8],
+        owned: &Range<usize>,
+        found: &Found,
+        sink: &mut S,
+    ) -> Result<(), S::Error> {
         for &start in found.probes.iter().filter(|&&p| owned.contains(&p)) {
             self.probe_line(st, hay, start, sink)?;
         }
         for &start in found.errors.iter().filter(|&&p| owned.contains(&p)) {
             self.error_line(st, hay, start, sink)?;
         }
-        // A stream's window frames from its own candidates (it has less
-        // behind it); in memory, every candidate counts, as in a single pass.
-        let hits = &found.hits;
+        Ok(())
+    }
+
+    /// The regions a window frames. A stream's window frames from its own
+    /// candidates (it has less behind it); in memory (`whole`), every
+    /// candidate counts, as in a single pass.
+    fn window_regions(
+        &self,
+        st: &State,
+        hay: &[u8],
+        owned: &Range<usize>,
+        whole: bool,
+        found: &Found,
+    ) -> Vec<regions::Region> {
         let split_at = st.split_at_in_window();
-        let regions = self.regions(hay, hits, |h| whole || owned.contains(&h), split_at);
-        self.frame_regions(st, hay, &regions, hits, &owned, sink)?;
-        sink.window_end(&Window {
+        self.regions(hay, &found.hits, |h| whole || owned.contains(&h), split_at)
+    }
+
+    /// The window `hay` is, for the sink.
+    fn window<'h>(&self, st: &State, hay: &'h [u8]) -> Window<'h> {
+        Window {
             hay,
             base: st.base,
             source: st.source,
             lookback: self.config.back.max(self.config.lookback),
             lookahead: self.config.forward,
-        })
+        }
     }
 }
 

@@ -133,26 +133,8 @@ impl Scanner {
         // 2. Regions over all candidates, as a single pass makes them; then
         // batches of regions framed in parallel. Regions are independent.
         let regions = self.regions(bytes, &hits, |_| true, None);
-        // Batches small enough that every thread gets several (regions are
-        // few and uneven: a burst of warnings is one long region), and no
-        // larger than a chunk.
-        let framed_bytes: usize = regions.iter().map(|r| r.len()).sum();
-        let per_batch = (framed_bytes / (4 * rayon::current_num_threads()))
-            .clamp(BATCH_MIN.min(self.config.chunk), self.config.chunk);
-        let mut batches: Vec<Range<usize>> = Vec::new();
-        let mut batch_bytes = 0usize;
-        for (i, r) in regions.iter().enumerate() {
-            match batches.last_mut() {
-                Some(b) if batch_bytes < per_batch => {
-                    b.end = i + 1;
-                    batch_bytes += r.len();
-                }
-                _ => {
-                    batches.push(i..i + 1);
-                    batch_bytes = r.len();
-                }
-            }
-        }
+        let chunk = self.config.chunk;
+        let batches = batches(&regions, BATCH_MIN.min(chunk), chunk);
         let empty: Vec<S> = batches.iter().map(|_| sink.fork()).collect();
         let everything = 0..bytes.len();
         let framed: Vec<Result<S, S::Error>> = empty
@@ -190,5 +172,80 @@ impl Scanner {
             lines,
             modified: None,
         })
+    }
+}
+
+/// Consecutive regions in batches small enough that every thread gets
+/// several (regions are few and uneven: a burst of warnings is one long
+/// region), of `least` to `most` bytes of regions.
+fn batches(regions: &[regions::Region], least: usize, most: usize) -> Vec<Range<usize>> {
+    let framed_bytes: usize = regions.iter().map(|r| r.len()).sum();
+    let per_batch = (framed_bytes / (4 * rayon::current_num_threads())).clamp(least, most);
+    let mut batches: Vec<Range<usize>> = Vec::new();
+    let mut batch_bytes = 0usize;
+    for (i, r) in regions.iter().enumerate() {
+        match batches.last_mut() {
+            Some(b) if batch_bytes < per_batch => {
+                b.end = i + 1;
+                batch_bytes += r.len();
+            }
+            _ => {
+                batches.push(i..i + 1);
+                batch_bytes = r.len();
+            }
+        }
+    }
+    batches
+}
+
+impl Scanner {
+    /// [`finish_window`](Scanner::finish_window) for a sink that forks: a
+    /// stream's window has its regions framed in batches on all threads,
+    /// each into a fork told the window's end and joined back in order, as
+    /// the mapped scan frames them; the probe and error lines, which are
+    /// few and grouped in order, go to `sink` first, as they do one window
+    /// at a time. Regions are framed independently, so the sink ends up
+    /// with what [`finish_window`](Scanner::finish_window) gives it.
+    pub(super) fn finish_window_forked<S: Fork>(
+        &self,
+        st: &mut State,
+        hay: &[u8],
+        owned: Range<usize>,
+        found: &Found,
+        sink: &mut S,
+    ) -> Result<(), S::Error> {
+        use rayon::prelude::*;
+        self.window_lines(st, hay, &owned, found, sink)?;
+        let regions = self.window_regions(st, hay, &owned, false, found);
+        // A window holds a few batches' worth at least (a small block,
+        // in tests, has small batches).
+        let block = self.config.block;
+        let batches = batches(&regions, BATCH_MIN.min(block / 8).max(1), block);
+        let window = self.window(st, hay);
+        if batches.len() < 2 {
+            self.frame_regions(st, hay, &regions, &found.hits, &owned, sink)?;
+            return sink.window_end(&window);
+        }
+        let empty: Vec<S> = batches.iter().map(|_| sink.fork()).collect();
+        let framed: Vec<Result<(S, bool), S::Error>> = empty
+            .into_par_iter()
+            .zip(batches.par_iter())
+            .map(|(mut fork, batch)| {
+                let mut bst = State::new(st.source);
+                bst.base = st.base;
+                bst.counter = st.counter.clone();
+                bst.split_at = st.split_at;
+                let batch = &regions[batch.clone()];
+                self.frame_regions(&mut bst, hay, batch, &found.hits, &owned, &mut fork)?;
+                fork.window_end(&window)?;
+                Ok((fork, bst.stopped))
+            })
+            .collect();
+        for f in framed {
+            let (fork, stopped) = f?;
+            sink.join(fork);
+            st.stopped |= stopped;
+        }
+        sink.window_end(&window)
     }
 }

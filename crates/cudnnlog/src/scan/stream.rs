@@ -30,7 +30,10 @@ impl Scanner {
         reader: R,
         sink: &mut S,
     ) -> Result<SourceInfo, S::Error> {
-        self.scan_stream(source, name, reader, sink, &|| {})
+        let one: Finish<S> = |scanner, st, hay, owned, found, sink| {
+            scanner.finish_window(st, hay, owned, false, found, sink)
+        };
+        self.scan_stream(source, name, reader, sink, &|| {}, one)
     }
 
     /// Scans standard input as source `source` (named `<stdin>`), gzip or
@@ -70,6 +73,9 @@ impl Scanner {
     /// while a helper thread reads window `k + 1` into a second buffer and
     /// runs its literal pass: the sink sees the same calls in the same
     /// order as when the windows are done one after the other.
+    /// `finish` frames a window: [`finish_window`](Scanner::finish_window) on
+    /// this thread, or [`finish_window_forked`](Scanner::finish_window_forked) on
+    /// all of them for a sink that forks.
     pub(super) fn scan_stream<S: Sink, R: Read + Send>(
         &self,
         source: usize,
@@ -77,6 +83,7 @@ impl Scanner {
         mut reader: R,
         sink: &mut S,
         progress: &dyn Fn(),
+        finish: Finish<S>,
     ) -> Result<SourceInfo, S::Error> {
         let io = |e: std::io::Error| Error::Io {
             path: name.to_string(),
@@ -96,7 +103,7 @@ impl Scanner {
             if now.eof {
                 if !st.stopped {
                     let owned = now.owned.clone();
-                    self.finish_window(&mut st, &now.buf, owned, false, &now.found, sink)?;
+                    finish(self, &mut st, &now.buf, owned, &now.found, sink)?;
                 }
                 progress();
                 let lines = count_lines(&mut st.counter, &now.buf);
@@ -154,7 +161,7 @@ impl Scanner {
                     true => Ok(()),
                     false => {
                         let owned = now.owned.clone();
-                        self.finish_window(&mut st, &now.buf, owned, false, &now.found, sink)
+                        finish(self, &mut st, &now.buf, owned, &now.found, sink)
                     }
                 };
                 ahead
@@ -171,6 +178,10 @@ impl Scanner {
         }
     }
 }
+
+/// How a stream's window is framed, once its literal pass is done.
+pub(super) type Finish<S> =
+    fn(&Scanner, &mut State, &[u8], Range<usize>, &Found, &mut S) -> Result<(), <S as Sink>::Error>;
 
 /// One window of a stream: its bytes (the kept context first), the lines
 /// it owns, and what its literal pass found.
