@@ -3,6 +3,7 @@
 
     python3 bench/bench.py                      # sizes 0.5, 1, 2 and 8 GB, 5 runs each
     python3 bench/bench.py --sizes 1 --runs 3   # a quicker look
+    python3 bench/bench.py --smoke              # CI: debug build, 20 MB, answers only
 
 First start-up: a 6-byte log scanned many times by each tool, interleaved.
 Then for each size it generates a log with `loggen` (seeded; reused when
@@ -33,9 +34,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "target", "release")
 
 
-def build():
+def build(release=True):
+    profile = ["--release"] if release else []
     subprocess.run(
-        ["cargo", "build", "--release", "-p", "cudnnlog-cli", "-p", "cudnnlog-loggen"],
+        ["cargo", "build", *profile, "-p", "cudnnlog-cli", "-p", "cudnnlog-loggen"],
         cwd=ROOT,
         check=True,
     )
@@ -91,10 +93,13 @@ def timed(cmd, out):
 
 
 def check(report_path, truth_path):
-    with open(report_path) as f:
-        report = json.load(f)
     with open(truth_path) as f:
         truth = json.load(f)
+    with open(report_path) as f:
+        try:
+            report = json.load(f)
+        except ValueError as e:
+            return False, {"not a JSON report": str(e)}, truth["classes"]
     got = {}
     for finding in report["findings"]:
         got[finding["class"]] = got.get(finding["class"], 0) + finding["count"]
@@ -110,10 +115,20 @@ def main():
     ap.add_argument("--dir", default="/tmp/cudnnlog-bench")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--no-build", action="store_true")
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="check the benchmark itself runs and answers right: a debug build, 20 MB, one run "
+        "(its times mean nothing); exits 1 on a wrong answer, as every run does",
+    )
     args = ap.parse_args()
+    global BIN
+    if args.smoke:
+        BIN = os.path.join(ROOT, "target", "debug")
+        args.sizes, args.runs = "0.02", 1
 
     if not args.no_build:
-        build()
+        build(release=not args.smoke)
     for tool in ("rg", "wc"):
         if shutil.which(tool) is None:
             sys.exit(f"bench: `{tool}` is not installed (apt-get install ripgrep coreutils)")
@@ -136,6 +151,7 @@ def main():
     startup(anchors, keywords, args)
     print("| size | cudnnlog s | fresh s | rg kw s | rg anchors s | wc -l s | ÷ rg kw | ÷ rg anchors | fresh ÷ mapped | ÷ floor | peak anon MiB (mapped / fresh) | answer |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    wrong = 0
     for size in [float(s) for s in args.sizes.split(",")]:
         log = os.path.join(args.dir, f"train-{size:g}g.log")
         generate(log, size, args.seed)
@@ -144,7 +160,7 @@ def main():
                 pass
         report = os.path.join(args.dir, f"report-{size:g}g.json")
         fresh_report = os.path.join(args.dir, f"report-{size:g}g-fresh.json")
-        scan = [os.path.join(BIN, "cudnnlog"), "scan", "--format", "json", "--quiet", log]
+        scan = [os.path.join(BIN, "cudnnlog"), "scan", "--format", "json", log]
         cmds = {
             "cudnnlog": scan,
             # The same log touched first: modified seconds ago, so it is
@@ -185,6 +201,9 @@ def main():
         )
         if not ok:
             print(f"  got {got}\n  want {want}", file=sys.stderr)
+        wrong += not (ok and ok_fresh)
+    if wrong:
+        sys.exit(f"bench: {wrong} of the reports do not match the generator's truth")
 
 
 def startup(anchors, keywords, args):
