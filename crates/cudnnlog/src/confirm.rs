@@ -43,19 +43,15 @@ pub(crate) struct Confirmed<'t, 'c> {
 
 /// The confirmed matches of `candidates` (pattern indices, sorted) on
 /// `text`; `exception_at` is where the final exception of a traceback starts.
-/// `matched` receives the candidates whose regexes matched, before one per
-/// class is kept: confirming only those on the same text gives the same
-/// result (the others add nothing), which is what [`Memo`] relies on.
+/// The result depends on nothing else, which is what [`Memo`] relies on.
 pub(crate) fn confirm<'t, 'c>(
     catalog: &'c Catalog,
     candidates: &[u32],
     text: &'t str,
     exception_at: Option<usize>,
-    matched: &mut Vec<u32>,
 ) -> Vec<Confirmed<'t, 'c>> {
     let patterns = catalog.patterns();
     let mut best: Vec<Confirmed<'t, 'c>> = Vec::new();
-    matched.clear();
     for &pi in candidates
         .iter()
         .filter(|&&i| (i as usize) < patterns.len())
@@ -94,7 +90,6 @@ pub(crate) fn confirm<'t, 'c>(
             caps.iter().filter(|c| c.is_some()).count() + facts,
             p.severity == Severity::Error,
         );
-        matched.push(pi);
         let c = Confirmed {
             pattern: pi as usize,
             caps,
@@ -116,10 +111,60 @@ pub(crate) fn confirm<'t, 'c>(
     best
 }
 
-/// The candidates that matched on event texts seen before, so that a burst
-/// of identical warnings (thousands of "Plan failed with a cudnnException"
-/// with only their timestamps differing) runs the regexes of the one or two
-/// patterns that match, not of the dozen whose anchors the text holds.
+/// What one confirmed pattern reports on an event's text, owned: all of a
+/// match that depends on the text alone (its place, time and rank come from
+/// the event's lines, and whether a warning was fatal from what follows).
+pub(crate) struct Outcome {
+    /// The pattern's index in the catalog.
+    pub pattern: usize,
+    /// The class reported.
+    pub class: Box<str>,
+    /// What a status table resolved.
+    pub status: Option<Status>,
+    /// The symptom carrying this status: its class and severity.
+    pub carrier: Option<(Box<str>, Severity)>,
+    /// The severity, unless `fatal_if_last` applies.
+    pub severity: Severity,
+    /// A warning's text raised as the uncaught exception: an error when
+    /// nothing but the end of the process follows the event.
+    pub fatal_if_last: bool,
+    /// Where the finding's place is in the text.
+    pub at: usize,
+    /// The signature captures, joined.
+    pub signature: String,
+    /// Where the regexes captured.
+    pub groups: crate::sink::Groups,
+}
+
+/// A [`Resolved`] status, owned.
+pub(crate) struct Status {
+    class: Box<str>,
+    name: Option<Box<str>>,
+    code: Option<i64>,
+}
+
+impl Status {
+    pub(crate) fn of(r: Resolved<'_>) -> Status {
+        Status {
+            class: r.class.into(),
+            name: r.name.map(Into::into),
+            code: r.code,
+        }
+    }
+
+    pub(crate) fn resolved(&self) -> Resolved<'_> {
+        Resolved {
+            class: &self.class,
+            name: self.name.as_deref(),
+            code: self.code,
+        }
+    }
+}
+
+/// What event texts seen before reported, so that a burst of identical
+/// warnings (thousands of "Plan failed with a cudnnException" with only
+/// their timestamps differing) runs no regex after the first: the same text
+/// confirms the same way ([`confirm`] reads nothing else).
 ///
 /// Keyed by the event's text (prefixes removed) and where its final
 /// exception starts; only short texts are kept, and the memory starts over
@@ -127,12 +172,14 @@ pub(crate) fn confirm<'t, 'c>(
 #[derive(Default)]
 pub(crate) struct Memo {
     seen: std::collections::HashMap<u64, Seen>,
+    /// The outcomes of a text too long to keep, while it is reported.
+    unkept: Vec<Outcome>,
 }
 
 struct Seen {
     text: Box<str>,
     exception_at: Option<usize>,
-    matched: Vec<u32>,
+    outcomes: Vec<Outcome>,
 }
 
 /// The longest event text remembered.
@@ -151,16 +198,22 @@ impl Memo {
         })
     }
 
-    /// The candidates that matched when this text was last confirmed.
-    pub(crate) fn get(&self, text: &str, exception_at: Option<usize>) -> Option<&[u32]> {
+    /// What this text reported when it was last confirmed.
+    pub(crate) fn get(&self, text: &str, exception_at: Option<usize>) -> Option<&[Outcome]> {
         let seen = self.seen.get(&Memo::key(text, exception_at)?)?;
-        (*seen.text == *text && seen.exception_at == exception_at).then_some(&seen.matched[..])
+        (*seen.text == *text && seen.exception_at == exception_at).then_some(&seen.outcomes[..])
     }
 
-    /// Remembers what matched on `text`.
-    pub(crate) fn put(&mut self, text: &str, exception_at: Option<usize>, matched: &[u32]) {
+    /// Remembers what `text` reported, and gives it back.
+    pub(crate) fn put(
+        &mut self,
+        text: &str,
+        exception_at: Option<usize>,
+        outcomes: Vec<Outcome>,
+    ) -> &[Outcome] {
         let Some(key) = Memo::key(text, exception_at) else {
-            return;
+            self.unkept = outcomes;
+            return &self.unkept;
         };
         if self.seen.len() >= MEMO_ENTRIES {
             self.seen.clear();
@@ -168,9 +221,9 @@ impl Memo {
         let seen = Seen {
             text: text.into(),
             exception_at,
-            matched: matched.to_vec(),
+            outcomes,
         };
-        self.seen.insert(key, seen);
+        &self.seen.entry(key).insert_entry(seen).into_mut().outcomes
     }
 }
 

@@ -38,11 +38,9 @@ pub struct Match<'a> {
     pub message: &'a str,
     /// The whole event's text (prefixes removed, lines joined by `\n`).
     pub text: &'a str,
-    /// The regex's captures; [`Match::facts`] converts the named ones.
-    pub(crate) captures: &'a regex::Captures<'a>,
-    /// The captures of the pattern's fact regexes, one per regex (`None`
-    /// where it found nothing).
-    pub(crate) more: &'a [Option<regex::Captures<'a>>],
+    /// Where the core and fact regexes captured in `text`; [`Match::facts`]
+    /// converts the named groups.
+    pub(crate) groups: &'a Groups,
     /// How serious this occurrence is: the pattern's severity, raised to an
     /// error when the text is the uncaught exception of a traceback, and
     /// the carrier's severity for a status carried by a symptom.
@@ -81,20 +79,16 @@ impl<'a> Match<'a> {
     /// ```
     pub fn facts(&self) -> Vec<(&'a str, Fact)> {
         let mut out: Vec<(&'a str, Fact)> = Vec::new();
-        let sets = std::iter::once((&self.pattern.regex, Some(self.captures))).chain(
-            self.pattern
-                .facts
-                .iter()
-                .zip(self.more.iter().map(|c| c.as_ref())),
-        );
-        for (regex, caps) in sets {
-            let Some(caps) = caps else { continue };
-            for n in regex.capture_names().flatten() {
+        let regexes = std::iter::once(&self.pattern.regex).chain(&self.pattern.facts);
+        for (regex, set) in regexes.zip(&self.groups.sets) {
+            let Some(set) = set else { continue };
+            for (i, n) in regex.capture_names().enumerate() {
+                let Some(n) = n else { continue };
                 if n == crate::scan::AT_GROUP || out.iter().any(|(k, _)| *k == n) {
                     continue;
                 }
-                if let Some(m) = caps.name(n) {
-                    out.push((n, Fact::from_capture(n, m.as_str())));
+                if let Some(Some(r)) = set.get(i) {
+                    out.push((n, Fact::from_capture(n, &self.text[r.clone()])));
                 }
             }
         }
@@ -109,6 +103,28 @@ impl<'a> Match<'a> {
             }
         }
         out
+    }
+}
+
+/// Where a match's regexes captured, as byte ranges of the event's text:
+/// kept with what a text confirmed, so that the same text again (a burst
+/// of identical warnings) is reported without running a regex.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Groups {
+    /// The core regex's groups by index, then each fact regex's (`None`
+    /// where that regex found nothing).
+    pub(crate) sets: Vec<Option<Vec<Option<std::ops::Range<usize>>>>>,
+}
+
+impl Groups {
+    /// The spans of `caps`, found on the text from `base` on.
+    pub(crate) fn spans(
+        caps: &regex::Captures<'_>,
+        base: usize,
+    ) -> Vec<Option<std::ops::Range<usize>>> {
+        caps.iter()
+            .map(|g| g.map(|m| base + m.start()..base + m.end()))
+            .collect()
     }
 }
 

@@ -23,78 +23,64 @@ impl Scanner {
                 .take_while(|&c| c == b' ' || c == b'\t')
                 .count()
         });
-        st.candidates.clear();
-        let seen = match st.memo.get(text, exception_at) {
-            Some(matched) => {
-                st.candidates.extend_from_slice(matched);
-                true
-            }
-            None => {
+        let State {
+            text,
+            line_at,
+            candidates,
+            memo,
+            counter,
+            source,
+            base,
+            ..
+        } = st;
+        let text = text.as_str();
+        // A text confirmed before reports what it did then, no regex run.
+        let outcomes = match memo.get(text, exception_at).is_some() {
+            true => memo.get(text, exception_at).unwrap_or_default(),
+            false => {
+                candidates.clear();
                 for m in self.event_ac().find_overlapping_iter(text) {
-                    st.candidates
-                        .extend_from_slice(&self.owners[m.pattern().as_usize()]);
+                    candidates.extend_from_slice(&self.owners[m.pattern().as_usize()]);
                 }
-                st.candidates.sort_unstable();
-                st.candidates.dedup();
-                false
+                candidates.sort_unstable();
+                candidates.dedup();
+                let confirmed =
+                    crate::confirm::confirm(&self.catalog, candidates, text, exception_at);
+                let outcomes = confirmed
+                    .iter()
+                    .map(|c| self.outcome(c, text, exception_at))
+                    .collect();
+                memo.put(text, exception_at, outcomes)
             }
         };
         let patterns = self.catalog.patterns();
-        let confirmed = crate::confirm::confirm(
-            &self.catalog,
-            &st.candidates,
-            text,
-            exception_at,
-            &mut st.matched,
-        );
-        if !seen {
-            st.memo.put(text, exception_at, &st.matched);
-        }
-
-        for c in &confirmed {
-            let (pi, caps, base) = (&c.pattern, &c.caps, &c.base);
-            let p = &patterns[*pi];
-            let severity = match c.carrier {
-                Some((_, severity)) => severity,
-                // A warning's text raised as the uncaught exception, with
-                // nothing but the end of the process after it, was fatal
-                // (patterns of the exception itself say what it is; a
-                // traceback logged by a program that goes on is not).
-                None if p.severity == Severity::Warning
-                    && p.scope == Scope::Event
-                    && exception_at
-                        .is_some_and(|e| *base + caps.get(0).map_or(0, |m| m.start()) >= e)
-                    && crate::framer::last_words(hay, ev) =>
-                {
-                    Severity::Error
-                }
-                None => p.severity,
+        for o in outcomes {
+            let p = &patterns[o.pattern];
+            // A warning's text raised as the uncaught exception, with
+            // nothing but the end of the process after it, was fatal.
+            let severity = match o.fatal_if_last && crate::framer::last_words(hay, ev) {
+                true => Severity::Error,
+                false => o.severity,
             };
-            // A group named `at` marks the finding's place when the regex
-            // must first skip text (to reach the last exception of a chain).
-            let at = base
-                + caps
-                    .name(AT_GROUP)
-                    .or_else(|| caps.get(0))
-                    .map_or(0, |m| m.start());
-            let li = st.line_at.partition_point(|&s| s <= at).saturating_sub(1);
+            let at = o.at;
+            let li = line_at.partition_point(|&s| s <= at).saturating_sub(1);
             let line = &ev.lines[li];
-            let line_end = text[st.line_at[li]..]
+            let line_end = text[line_at[li]..]
                 .find('\n')
-                .map_or(text.len(), |e| st.line_at[li] + e);
+                .map_or(text.len(), |e| line_at[li] + e);
             // A match deep inside a long line (XLA prints whole HLO
             // instructions before the status) is shown from the match on.
-            let from = if at - st.line_at[li] > MESSAGE_LEAD {
+            let from = if at - line_at[li] > MESSAGE_LEAD {
                 at
             } else {
-                st.line_at[li]
+                line_at[li]
             };
             let message = truncate(text[from..line_end].trim(), MAX_MESSAGE);
             let origin = line.prefix.origin.or(ev.origin);
             let location = Location {
-                source: st.source,
-                line: st.counter.line_at(hay, line.start),
-                byte: st.base + line.start as u64,
+                source: *source,
+                line: counter.line_at(hay, line.start),
+                byte: *base + line.start as u64,
                 timestamp: line
                     .prefix
                     .timestamp
@@ -104,48 +90,85 @@ impl Scanner {
                     _ => None,
                 },
             };
-            // Fact regexes run on the same text as the core; most patterns
-            // have none (and no signature): no allocation per match then.
-            let more: Vec<Option<regex::Captures<'_>>> =
-                p.facts.iter().map(|r| r.captures(&text[*base..])).collect();
-            let captured = |n: &str| {
-                caps.name(n)
-                    .or_else(|| more.iter().flatten().find_map(|c| c.name(n)))
-                    .map_or("", |m| m.as_str())
-            };
-            let signature = if p.signature.is_empty() {
-                String::new()
-            } else {
-                let whole = p
-                    .signature
-                    .iter()
-                    .map(|n| captured(n))
-                    .collect::<Vec<_>>()
-                    .join("|");
-                truncate(&whole, MAX_SIGNATURE).to_string()
-            };
             let m = Match {
                 pattern: p,
-                pattern_index: *pi,
+                pattern_index: o.pattern,
                 location,
                 event: ev.kind,
-                event_byte: st.base + ev.start() as u64,
+                event_byte: *base + ev.start() as u64,
                 message,
                 text,
-                captures: caps,
-                more: &more,
+                groups: &o.groups,
                 severity,
-                class: c.class,
-                status: c.status,
-                carried_by: c.carrier.map(|(class, _)| class),
-                signature,
+                class: &o.class,
+                status: o.status.as_ref().map(crate::confirm::Status::resolved),
+                carried_by: o.carrier.as_ref().map(|(class, _)| &**class),
+                signature: o.signature.clone(),
                 truncated: cut,
             };
             if !sink.matched(&m)? {
                 return Ok(false);
             }
         }
-
         Ok(true)
+    }
+
+    /// What a confirmed pattern reports on `text`, owned, for the memo.
+    fn outcome(
+        &self,
+        c: &crate::confirm::Confirmed<'_, '_>,
+        text: &str,
+        exception_at: Option<usize>,
+    ) -> crate::confirm::Outcome {
+        let p = &self.catalog.patterns()[c.pattern];
+        let (caps, base) = (&c.caps, c.base);
+        let start = caps.get(0).map_or(0, |m| m.start());
+        // Patterns of the exception itself say what it is; a traceback
+        // logged by a program that goes on is not fatal.
+        let fatal_if_last = c.carrier.is_none()
+            && p.severity == Severity::Warning
+            && p.scope == Scope::Event
+            && exception_at.is_some_and(|e| base + start >= e);
+        // A group named `at` marks the finding's place when the regex
+        // must first skip text (to reach the last exception of a chain).
+        let at = base
+            + caps
+                .name(AT_GROUP)
+                .or_else(|| caps.get(0))
+                .map_or(0, |m| m.start());
+        // Fact regexes run on the same text as the core; most patterns
+        // have none (and no signature).
+        let more: Vec<Option<regex::Captures<'_>>> =
+            p.facts.iter().map(|r| r.captures(&text[base..])).collect();
+        let captured = |n: &str| {
+            caps.name(n)
+                .or_else(|| more.iter().flatten().find_map(|c| c.name(n)))
+                .map_or("", |m| m.as_str())
+        };
+        let signature = if p.signature.is_empty() {
+            String::new()
+        } else {
+            let whole = p
+                .signature
+                .iter()
+                .map(|n| captured(n))
+                .collect::<Vec<_>>()
+                .join("|");
+            truncate(&whole, MAX_SIGNATURE).to_string()
+        };
+        let spans = |c: &regex::Captures<'_>| crate::sink::Groups::spans(c, base);
+        let mut sets = vec![Some(spans(caps))];
+        sets.extend(more.iter().map(|m| m.as_ref().map(spans)));
+        crate::confirm::Outcome {
+            pattern: c.pattern,
+            class: c.class.into(),
+            status: c.status.map(crate::confirm::Status::of),
+            carrier: c.carrier.map(|(class, severity)| (class.into(), severity)),
+            severity: c.carrier.map_or(p.severity, |(_, severity)| severity),
+            fatal_if_last,
+            at,
+            signature,
+            groups: crate::sink::Groups { sets },
+        }
     }
 }

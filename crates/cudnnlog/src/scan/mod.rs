@@ -354,8 +354,6 @@ struct State {
     line_at: Vec<usize>,
     scratch: Vec<u8>,
     candidates: Vec<u32>,
-    /// The candidates that matched on the last event.
-    matched: Vec<u32>,
     memo: crate::confirm::Memo,
     /// Hashes of line texts already probed.
     probed: std::collections::HashSet<u64>,
@@ -383,7 +381,6 @@ impl State {
             line_at: Vec::new(),
             scratch: Vec::new(),
             candidates: Vec::new(),
-            matched: Vec::new(),
             memo: crate::confirm::Memo::default(),
             probed: std::collections::HashSet::new(),
             stopped: false,
