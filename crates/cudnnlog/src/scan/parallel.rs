@@ -9,6 +9,11 @@ const BATCH_MIN: usize = 1 << 20;
 /// The bytes between two line-count checkpoints of the mapped scan.
 const CHECKPOINT: usize = 1 << 20;
 
+/// The literal pass of a chunk is run a piece of about this many bytes at
+/// a time (the pieces of two threads fit in the cache), each piece's
+/// newlines counted after it.
+const SEARCH_PIECE: usize = 8 << 20;
+
 impl Scanner {
     /// Scans bytes in memory on all of rayon's threads, with the same result
     /// as [`scan_slice`](Scanner::scan_slice).
@@ -55,28 +60,6 @@ impl Scanner {
             });
         }
         let chunks: Vec<Range<usize>> = bounds.windows(2).map(|w| w[0]..w[1]).collect();
-        // The line each chunk starts on, and checkpoints every
-        // `CHECKPOINT` bytes within it: a framing batch starts counting
-        // lines at the checkpoint before it, not at its chunk's start.
-        let newlines: Vec<Vec<u64>> = chunks
-            .par_iter()
-            .map(|r| {
-                bytes[r.clone()]
-                    .chunks(CHECKPOINT)
-                    .map(|piece| bytecount::count(piece, b'\n') as u64)
-                    .collect()
-            })
-            .collect();
-        let mut first_line = Vec::with_capacity(chunks.len());
-        let mut checkpoints: Vec<(usize, u64)> = Vec::new();
-        let mut line = 1u64;
-        for (r, pieces) in chunks.iter().zip(&newlines) {
-            first_line.push(line);
-            for (i, n) in pieces.iter().enumerate() {
-                checkpoints.push((r.start + i * CHECKPOINT, line));
-                line += n;
-            }
-        }
         let done = std::sync::atomic::AtomicU64::new(0);
         let report = |n: usize| {
             let total = done.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed) + n as u64;
@@ -89,21 +72,64 @@ impl Scanner {
             lookback: self.config.back.max(self.config.lookback),
             lookahead: self.config.forward,
         };
-        // 1. The literal pass and the probe lines, per chunk.
+        // 1. The literal pass per chunk, a piece at a time, each piece's
+        // newlines counted right after its search, while its bytes are
+        // still in the cache (one pass over memory, not two): a newline
+        // count every `CHECKPOINT` bytes, so that a framing batch counts
+        // lines from the checkpoint before it.
+        let searched: Vec<(Found, Vec<(usize, u64)>)> = chunks
+            .par_iter()
+            .map(|range| {
+                let mut found = Found::default();
+                let mut piece_found = Found::default();
+                let mut counts = Vec::new();
+                // A quarter of a chunk at most: a small chunk (in tests)
+                // is searched in several pieces too.
+                let piece = SEARCH_PIECE.min(self.config.chunk / 4).max(1);
+                let mut at = range.start;
+                while at < range.end {
+                    let end = match at + piece {
+                        e if e >= range.end => range.end,
+                        e => line_end_after(bytes, e).min(range.end),
+                    };
+                    self.find_candidates_sized(bytes, at..end, range.len(), &mut piece_found);
+                    found.extend(&piece_found);
+                    for (i, block) in bytes[at..end].chunks(CHECKPOINT).enumerate() {
+                        counts.push((at + i * CHECKPOINT, bytecount::count(block, b'\n') as u64));
+                    }
+                    at = end;
+                }
+                report(range.len());
+                (found, counts)
+            })
+            .collect();
+        // The line each chunk and checkpoint starts on.
+        let mut first_line = Vec::with_capacity(chunks.len());
+        let mut checkpoints: Vec<(usize, u64)> = Vec::new();
+        let mut line = 1u64;
+        for (_, counts) in &searched {
+            first_line.push(line);
+            for &(at, n) in counts {
+                checkpoints.push((at, line));
+                line += n;
+            }
+        }
+        // 2. The probe lines, per chunk.
         let empty: Vec<S> = chunks.iter().map(|_| sink.fork()).collect();
         type Searched<S, E> = Result<(S, Vec<usize>, Vec<usize>), E>;
         let found: Vec<Searched<S, S::Error>> = empty
             .into_par_iter()
-            .zip(chunks.par_iter().zip(first_line.par_iter()))
-            .map(|(mut fork, (range, &line))| {
+            .zip(
+                searched
+                    .into_par_iter()
+                    .zip(chunks.par_iter().zip(first_line.par_iter())),
+            )
+            .map(|(mut fork, ((found, _), (range, &line)))| {
                 let mut st = State::new(source);
                 st.counter = LineCounter::at(range.start, line);
-                let mut found = Found::default();
-                self.find_candidates(bytes, range.clone(), &mut found);
                 for &p in &found.probes {
                     self.probe_line(&mut st, bytes, p, &mut fork)?;
                 }
-                report(range.len());
                 Ok((fork, found.hits, found.errors))
             })
             .collect();
