@@ -31,6 +31,11 @@ pub enum LiteralEngine {
     /// DFA when the fingerprints cannot be built). `Auto` uses it for
     /// spans of 4 MiB and more.
     TwoTier,
+    /// The two-tier pass with Hyperscan's search for the fingerprints (the
+    /// `hyperscan` cargo feature; `Auto` uses it then, for spans of 4 MiB
+    /// and more); Teddy's when Hyperscan refuses them.
+    #[cfg(feature = "hyperscan")]
+    Hyperscan,
 }
 
 /// Spans shorter than this are searched with the NFA: building the DFA
@@ -72,7 +77,7 @@ impl Scanner {
         let nfa = match self.config.engine {
             LiteralEngine::Auto => len < DFA_MIN_SPAN,
             LiteralEngine::Nfa => true,
-            LiteralEngine::Dfa | LiteralEngine::TwoTier => false,
+            _ => false,
         };
         if nfa {
             return (&self.scan_nfa, &self.anchor_kinds);
@@ -195,9 +200,15 @@ impl Scanner {
         }
         let two_tier = match self.config.engine {
             LiteralEngine::Auto => size >= DFA_MIN_SPAN,
-            LiteralEngine::TwoTier => true,
             LiteralEngine::Nfa | LiteralEngine::Dfa => false,
+            _ => true,
         };
+        #[cfg(feature = "hyperscan")]
+        if two_tier && self.config.engine != LiteralEngine::TwoTier {
+            if let Some(hs) = self.hyperscan() {
+                return self.hyperscan_pass(hs, hay, span, out);
+            }
+        }
         if let Some(pf) = two_tier.then(|| self.prefilter()).flatten() {
             return self.two_tier(pf, hay, span, out);
         }

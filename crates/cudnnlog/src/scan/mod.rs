@@ -31,6 +31,8 @@ use std::ops::Range;
 use std::path::Path;
 
 mod event;
+#[cfg(feature = "hyperscan")]
+mod hyperscan;
 mod lines;
 mod literal;
 mod parallel;
@@ -313,6 +315,8 @@ impl ScannerBuilder {
             // only once a line holds an anchor.
             event_ac: std::sync::Arc::new(std::sync::OnceLock::new()),
             prefilter: std::sync::Arc::new(std::sync::OnceLock::new()),
+            #[cfg(feature = "hyperscan")]
+            hyperscan: std::sync::Arc::new(std::sync::OnceLock::new()),
             owners,
             anchor_kinds,
             config: self.config,
@@ -337,6 +341,9 @@ pub struct Scanner {
     event_ac: std::sync::Arc<std::sync::OnceLock<AhoCorasick>>,
     /// The two-tier pass's fingerprint searchers, built on first use.
     prefilter: std::sync::Arc<std::sync::OnceLock<Option<prefilter::Prefilter>>>,
+    /// The Hyperscan first tier, built on first use.
+    #[cfg(feature = "hyperscan")]
+    hyperscan: std::sync::Arc<std::sync::OnceLock<Option<hyperscan::Hyperscan>>>,
     owners: Vec<Vec<u32>>,
     /// Per anchor: [`FOR_PATTERN`] and/or [`FOR_PROBE`].
     anchor_kinds: Vec<u8>,

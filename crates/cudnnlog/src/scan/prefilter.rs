@@ -132,28 +132,7 @@ impl Prefilter {
     /// plain DFA must do: an anchor shorter than a fingerprint, or with a
     /// line break past its start, too many fingerprints, or no SIMD.
     pub(super) fn new(anchors: &[&str], listed: Vec<Vec<u8>>) -> Option<Prefilter> {
-        let breaks = |a: &str| a.as_bytes()[1..].iter().any(|&c| c == b'\n' || c == b'\r');
-        if anchors
-            .iter()
-            .any(|a| a.len() < FINGERPRINT_MIN || breaks(a))
-        {
-            return None;
-        }
-        let mut fps: Vec<Vec<u8>> = listed
-            .into_iter()
-            .filter(|f| f.len() >= FINGERPRINT_MIN)
-            .filter(|f| {
-                anchors
-                    .iter()
-                    .any(|a| memchr::memmem::find(a.as_bytes(), f).is_some())
-            })
-            .collect();
-        for i in uncovered(anchors, &fps) {
-            let a = anchors[i].as_bytes();
-            fps.push(a[..a.len().min(FINGERPRINT_MAX)].to_vec());
-        }
-        fps.sort_by(|a, b| b.len().min(4).cmp(&a.len().min(4)).then(a.cmp(b)));
-        fps.dedup();
+        let fps = fingerprints(anchors, listed)?;
         // Groups of one mask length (4 bytes, or 3), at most 64 each.
         let mut groups: Vec<Vec<Vec<u8>>> = Vec::new();
         for f in fps {
@@ -179,6 +158,36 @@ impl Prefilter {
             .collect::<Option<Vec<_>>>()?;
         Some(Prefilter { searchers })
     }
+}
+
+/// The fingerprints for `anchors`: the `listed` ones some anchor contains,
+/// and one for every anchor none covers (its first eight bytes), longest
+/// masks first. `None` when the plain DFA must do: an anchor shorter than
+/// a fingerprint, or with a line break past its start.
+pub(super) fn fingerprints(anchors: &[&str], listed: Vec<Vec<u8>>) -> Option<Vec<Vec<u8>>> {
+    let breaks = |a: &str| a.as_bytes()[1..].iter().any(|&c| c == b'\n' || c == b'\r');
+    if anchors
+        .iter()
+        .any(|a| a.len() < FINGERPRINT_MIN || breaks(a))
+    {
+        return None;
+    }
+    let mut fps: Vec<Vec<u8>> = listed
+        .into_iter()
+        .filter(|f| f.len() >= FINGERPRINT_MIN)
+        .filter(|f| {
+            anchors
+                .iter()
+                .any(|a| memchr::memmem::find(a.as_bytes(), f).is_some())
+        })
+        .collect();
+    for i in uncovered(anchors, &fps) {
+        let a = anchors[i].as_bytes();
+        fps.push(a[..a.len().min(FINGERPRINT_MAX)].to_vec());
+    }
+    fps.sort_by(|a, b| b.len().min(4).cmp(&a.len().min(4)).then(a.cmp(b)));
+    fps.dedup();
+    Some(fps)
 }
 
 /// No fingerprint further on.
@@ -233,19 +242,35 @@ impl Scanner {
                 break;
             }
             fired += 1;
-            // A fingerprint that starts with the newline before its line.
-            let line = if hay[p] == b'\n' {
-                p + 1
-            } else {
-                memchr::memrchr2(b'\n', b'\r', &hay[pos..p]).map_or(pos, |q| pos + q + 1)
-            };
-            let line_from = search_from(hay, line);
-            let end =
-                memchr::memchr2(b'\n', b'\r', &hay[line..span.end]).map_or(span.end, |q| line + q);
-            pos = match ac.find(aho_corasick::Input::new(hay).span(line_from..end)) {
-                Some(m) => self.take_line(ac, kinds, hay, line, m, span.end, out),
-                None => next_line(hay, end, span.end),
-            };
+            pos = self.fired_at(ac, kinds, hay, pos..span.end, p, out);
+        }
+    }
+
+    /// Searches the line where a fingerprint fired at `p` (at or past the
+    /// line start `rest.start`) with the anchor DFA, as the plain pass
+    /// would; returns the next line's start.
+    pub(super) fn fired_at(
+        &self,
+        ac: &AhoCorasick,
+        kinds: &[u8],
+        hay: &[u8],
+        rest: Range<usize>,
+        p: usize,
+        out: &mut Found,
+    ) -> usize {
+        let pos = rest.start;
+        // A fingerprint that starts with the newline before its line.
+        let line = if hay[p] == b'\n' {
+            p + 1
+        } else {
+            memchr::memrchr2(b'\n', b'\r', &hay[pos..p]).map_or(pos, |q| pos + q + 1)
+        };
+        let line_from = search_from(hay, line);
+        let end =
+            memchr::memchr2(b'\n', b'\r', &hay[line..rest.end]).map_or(rest.end, |q| line + q);
+        match ac.find(aho_corasick::Input::new(hay).span(line_from..end)) {
+            Some(m) => self.take_line(ac, kinds, hay, line, m, rest.end, out),
+            None => next_line(hay, end, rest.end),
         }
     }
 }
