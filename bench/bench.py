@@ -4,6 +4,7 @@
     python3 bench/bench.py                      # sizes 0.5, 1, 2 and 8 GB, 5 runs each
     python3 bench/bench.py --sizes 1 --runs 3   # a quicker look
     python3 bench/bench.py --smoke              # CI: debug build, 20 MB, answers only
+    python3 bench/bench.py --features hyperscan # with the system's Hyperscan
 
 First start-up: a 6-byte log scanned many times by each tool, interleaved.
 Then for each size it generates a log with `loggen` (seeded; reused when
@@ -34,10 +35,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "target", "release")
 
 
-def build(release=True):
+def build(release=True, features=""):
     profile = ["--release"] if release else []
+    extra = ["--features", f"cudnnlog-cli/{features}"] if features else []
     subprocess.run(
-        ["cargo", "build", *profile, "-p", "cudnnlog-cli", "-p", "cudnnlog-loggen"],
+        ["cargo", "build", *profile, *extra, "-p", "cudnnlog-cli", "-p", "cudnnlog-loggen"],
         cwd=ROOT,
         check=True,
     )
@@ -115,6 +117,7 @@ def main():
     ap.add_argument("--dir", default="/tmp/cudnnlog-bench")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--no-build", action="store_true")
+    ap.add_argument("--features", default="", help="cudnnlog's cargo features, e.g. hyperscan")
     ap.add_argument(
         "--smoke",
         action="store_true",
@@ -128,7 +131,7 @@ def main():
         args.sizes, args.runs = "0.02", 1
 
     if not args.no_build:
-        build(release=not args.smoke)
+        build(release=not args.smoke, features=args.features)
     for tool in ("rg", "wc"):
         if shutil.which(tool) is None:
             sys.exit(f"bench: `{tool}` is not installed (apt-get install ripgrep coreutils)")
@@ -141,7 +144,8 @@ def main():
     cpu = cpu_model()
 
     print(f"machine: {platform.node()}, {os.cpu_count()} cores ({cpu}), {platform.system()} {platform.release()}")
-    print(f"tools: cudnnlog (target/release), {rg_version}, wc; {args.runs} runs each, interleaved")
+    built = f"target/release, features: {args.features}" if args.features else "target/release"
+    print(f"tools: cudnnlog ({built}), {rg_version}, wc; {args.runs} runs each, interleaved")
     print()
     keywords = os.path.join(ROOT, "bench", "triage-keywords.txt")
     n_keywords = sum(1 for l in open(keywords) if l.strip())

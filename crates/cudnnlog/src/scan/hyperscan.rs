@@ -56,7 +56,6 @@ unsafe extern "C" {
 }
 
 const HS_SUCCESS: c_int = 0;
-const HS_SCAN_TERMINATED: c_int = -3;
 const HS_MODE_BLOCK: c_uint = 1;
 
 /// About the most bytes one `hs_scan` call is given (its length is 32
@@ -154,13 +153,16 @@ impl Hyperscan {
     }
 
     /// Calls `on` with the start of every fingerprint in `hay`, in order
-    /// of where they end.
-    fn scan<F: FnMut(usize)>(&self, hay: &[u8], mut on: F) {
+    /// of where they end; false when Hyperscan could not scan it all (no
+    /// scratch memory, an error from the scan), so that the caller searches
+    /// it another way.
+    fn scan<F: FnMut(usize)>(&self, hay: &[u8], mut on: F) -> bool {
         let mut scratch = std::ptr::null_mut();
         // SAFETY: `db` is a valid database; a null scratch is allocated.
         if unsafe { hs_alloc_scratch(self.db, &mut scratch) } != HS_SUCCESS {
-            return;
+            return false;
         }
+        let mut complete = true;
         let mut cx = Context {
             on: &mut on,
             lens: &self.lens,
@@ -194,7 +196,9 @@ impl Hyperscan {
                     &mut cx as *mut Context<'_, F> as *mut c_void,
                 )
             };
-            if rc == HS_SCAN_TERMINATED || cx.panic.is_some() {
+            // The callback stops a scan only to carry a panic out.
+            if rc != HS_SUCCESS || cx.panic.is_some() {
+                complete = false;
                 break;
             }
         }
@@ -203,6 +207,7 @@ impl Hyperscan {
         if let Some(panic) = cx.panic {
             std::panic::resume_unwind(panic);
         }
+        complete
     }
 }
 
@@ -232,7 +237,8 @@ impl Scanner {
         // From the newline before the span: a fingerprint may start with it.
         let from = search_from(hay, span.start);
         let mut pos = span.start;
-        hs.scan(&hay[from..span.end], |start| {
+        let before = (out.hits.len(), out.probes.len(), out.errors.len());
+        let complete = hs.scan(&hay[from..span.end], |start| {
             let p = from + start;
             // A fingerprint on a line already searched; one that starts
             // with the newline before `pos` is on the line at `pos`.
@@ -241,5 +247,12 @@ impl Scanner {
             }
             pos = self.fired_at(ac, kinds, hay, pos..span.end, p, out);
         });
+        if !complete {
+            // What Hyperscan could not finish, the plain DFA does whole.
+            out.hits.truncate(before.0);
+            out.probes.truncate(before.1);
+            out.errors.truncate(before.2);
+            self.plain_pass(ac, kinds, hay, span, out);
+        }
     }
 }
