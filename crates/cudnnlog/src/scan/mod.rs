@@ -460,7 +460,10 @@ impl Scanner {
     }
 
     /// Like [`scan_path`](Scanner::scan_path), but a mapped file is scanned
-    /// on all of rayon's threads ([`scan_slice_parallel`](Scanner::scan_slice_parallel)).
+    /// on all of rayon's threads ([`scan_slice_parallel`](Scanner::scan_slice_parallel)),
+    /// and a file read as a stream (mapping off, or written in the last 30
+    /// s) has each window's regions framed on all of them too, into forks
+    /// of `sink` joined in order: the same report as one thread gives.
     /// `progress` is called with the number of bytes done so far.
     ///
     /// # Errors

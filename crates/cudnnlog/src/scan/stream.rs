@@ -73,6 +73,7 @@ impl Scanner {
     /// while a helper thread reads window `k + 1` into a second buffer and
     /// runs its literal pass: the sink sees the same calls in the same
     /// order as when the windows are done one after the other.
+    ///
     /// `finish` frames a window: [`finish_window`](Scanner::finish_window) on
     /// this thread, or [`finish_window_forked`](Scanner::finish_window_forked) on
     /// all of them for a sink that forks.
