@@ -34,6 +34,17 @@ pub struct LazyRegex {
 
 impl LazyRegex {
     /// Parses `source` (its syntax is checked, nothing is compiled).
+    ///
+    /// # Errors
+    ///
+    /// The parser's message when `source` is not a valid regex.
+    ///
+    /// ```
+    /// use cudnnlog::catalog::LazyRegex;
+    /// let r = LazyRegex::parse(r"Tried to allocate (?P<req>\S+)").unwrap();
+    /// assert!(!r.is_compiled());
+    /// assert!(LazyRegex::parse("(unclosed").is_err());
+    /// ```
     pub fn parse(source: &str) -> Result<LazyRegex, String> {
         let names = names_of(source)?;
         Ok(LazyRegex {

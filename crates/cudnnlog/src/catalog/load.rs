@@ -276,6 +276,18 @@ fn expanded_len(regex: &str, fragments: &HashMap<String, usize>) -> usize {
 impl Catalog {
     /// Builds a catalog from (name, contents) pairs, validating everything
     /// and compiling every regex.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Catalog`], naming the file and the field, when a file is
+    /// malformed or inconsistent.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, Error};
+    /// let files = vec![("patterns/x.toml".to_string(), "id = \"x\"\n".to_string())];
+    /// let err = Catalog::from_files(files).unwrap_err();
+    /// assert!(matches!(err, Error::Catalog { ref file, .. } if file == "patterns/x.toml"));
+    /// ```
     pub fn from_files(files: Vec<(String, String)>) -> Result<Catalog, Error> {
         Catalog::assemble(
             files

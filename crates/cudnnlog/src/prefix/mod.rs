@@ -74,6 +74,12 @@ pub struct Prefix {
 impl Prefix {
     /// True when the line carries a timestamp or a level: a new log record,
     /// not the continuation of a multi-line message.
+    ///
+    /// ```
+    /// use cudnnlog::prefix::parse_prefix;
+    /// assert!(parse_prefix(b"2026-11-29 19:41:10,166 INFO train: step 3").starts_record());
+    /// assert!(!parse_prefix(b"    loss.backward()").starts_record());
+    /// ```
     pub fn starts_record(&self) -> bool {
         self.timestamp.is_some() || self.level.is_some()
     }

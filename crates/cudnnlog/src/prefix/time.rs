@@ -84,12 +84,26 @@ const ZONE_SLACK_SECS: i64 = 24 * 3600;
 
 impl Timestamp {
     /// True for a calendar time (not a dmesg uptime).
+    ///
+    /// ```
+    /// use cudnnlog::prefix::parse_prefix;
+    /// let ts = |l: &str| parse_prefix(l.as_bytes()).timestamp.unwrap();
+    /// assert!(ts("2026-11-29 19:41:10,166 INFO x").is_calendar());
+    /// assert!(!ts("[ 4821.553190] NVRM: Xid 79").is_calendar());
+    /// ```
     pub fn is_calendar(&self) -> bool {
         self.uptime.is_none()
     }
 
     /// True for a calendar time whose year the line did not write and no
     /// reader has filled in yet.
+    ///
+    /// ```
+    /// use cudnnlog::prefix::parse_prefix;
+    /// let ts = |l: &str| parse_prefix(l.as_bytes()).timestamp.unwrap();
+    /// assert!(ts("E1129 19:46:54.456820794 1 f.cc:1] x").needs_year());
+    /// assert!(!ts("2026-11-29 19:41:10,166 INFO x").needs_year());
+    /// ```
     pub fn needs_year(&self) -> bool {
         self.is_calendar() && self.year.is_none()
     }
@@ -99,6 +113,13 @@ impl Timestamp {
     /// year unknown, 29 February counts), and the zone is a real offset
     /// (under 24 hours). A leap second (`:60`) is not valid: most date
     /// parsers refuse it.
+    ///
+    /// ```
+    /// use cudnnlog::prefix::parse_prefix;
+    /// let ts = |l: &str| parse_prefix(l.as_bytes()).timestamp.unwrap();
+    /// assert!(ts("2024-02-29 10:00:00 INFO x").is_valid());
+    /// assert!(!ts("2023-02-29 10:00:00 INFO x").is_valid());
+    /// ```
     pub fn is_valid(&self) -> bool {
         let day_ok = match self.year {
             Some(y) => self.day >= 1 && self.day <= days_in_month(y.into(), self.month),
@@ -137,11 +158,25 @@ impl Timestamp {
     /// A calendar time with no year, as ISO 8601:2000's truncated form
     /// `--MM-DDTHH:MM:SS[.f]`; `None` when the year is known, for an uptime
     /// and for invalid fields.
+    ///
+    /// ```
+    /// use cudnnlog::prefix::parse_prefix;
+    /// let ts = |l: &str| parse_prefix(l.as_bytes()).timestamp.unwrap();
+    /// assert_eq!(ts("E1129 19:46:54.456 1 f.cc:1] x").yearless().as_deref(), Some("--11-29T19:46:54.456"));
+    /// assert_eq!(ts("2026-11-29 19:41:10 INFO x").yearless(), None);
+    /// ```
     pub fn yearless(&self) -> Option<String> {
         (self.year.is_none() && self.is_valid()).then(|| self.to_string())
     }
 
     /// A dmesg uptime as seconds written in decimal (`4821.553190`).
+    ///
+    /// ```
+    /// use cudnnlog::prefix::parse_prefix;
+    /// let ts = |l: &str| parse_prefix(l.as_bytes()).timestamp.unwrap();
+    /// assert_eq!(ts("[ 4821.553190] NVRM: Xid 79").uptime_secs().as_deref(), Some("4821.553190"));
+    /// assert_eq!(ts("2026-11-29 19:41:10 INFO x").uptime_secs(), None);
+    /// ```
     pub fn uptime_secs(&self) -> Option<String> {
         self.uptime
             .map(|(s, f, d)| format!("{s}.{f:0width$}", width = d as usize))
