@@ -198,23 +198,23 @@ impl Memo {
         })
     }
 
-    /// What this text reported when it was last confirmed.
-    pub(crate) fn get(&self, text: &str, exception_at: Option<usize>) -> Option<&[Outcome]> {
-        let seen = self.seen.get(&Memo::key(text, exception_at)?)?;
-        (*seen.text == *text && seen.exception_at == exception_at).then_some(&seen.outcomes[..])
-    }
-
-    /// Remembers what `text` reported, and gives it back.
-    pub(crate) fn put(
+    /// What `text` reported when it was last confirmed, or what
+    /// `confirm` says it reports, remembered (the text is hashed once).
+    pub(crate) fn get_or_confirm(
         &mut self,
         text: &str,
         exception_at: Option<usize>,
-        outcomes: Vec<Outcome>,
+        confirm: impl FnOnce() -> Vec<Outcome>,
     ) -> &[Outcome] {
         let Some(key) = Memo::key(text, exception_at) else {
-            self.unkept = outcomes;
+            self.unkept = confirm();
             return &self.unkept;
         };
+        let same = |s: &Seen| *s.text == *text && s.exception_at == exception_at;
+        if self.seen.get(&key).is_some_and(same) {
+            return &self.seen[&key].outcomes;
+        }
+        let outcomes = confirm();
         if self.seen.len() >= MEMO_ENTRIES {
             self.seen.clear();
         }

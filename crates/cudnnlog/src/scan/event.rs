@@ -35,24 +35,18 @@ impl Scanner {
         } = st;
         let text = text.as_str();
         // A text confirmed before reports what it did then, no regex run.
-        let outcomes = match memo.get(text, exception_at).is_some() {
-            true => memo.get(text, exception_at).unwrap_or_default(),
-            false => {
-                candidates.clear();
-                for m in self.event_ac().find_overlapping_iter(text) {
-                    candidates.extend_from_slice(&self.owners[m.pattern().as_usize()]);
-                }
-                candidates.sort_unstable();
-                candidates.dedup();
-                let confirmed =
-                    crate::confirm::confirm(&self.catalog, candidates, text, exception_at);
-                let outcomes = confirmed
-                    .iter()
-                    .map(|c| self.outcome(c, text, exception_at))
-                    .collect();
-                memo.put(text, exception_at, outcomes)
+        let outcomes = memo.get_or_confirm(text, exception_at, || {
+            candidates.clear();
+            for m in self.event_ac().find_overlapping_iter(text) {
+                candidates.extend_from_slice(&self.owners[m.pattern().as_usize()]);
             }
-        };
+            candidates.sort_unstable();
+            candidates.dedup();
+            crate::confirm::confirm(&self.catalog, candidates, text, exception_at)
+                .iter()
+                .map(|c| self.outcome(c, text, exception_at))
+                .collect()
+        });
         let patterns = self.catalog.patterns();
         for o in outcomes {
             let p = &patterns[o.pattern];

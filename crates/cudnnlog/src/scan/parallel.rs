@@ -65,13 +65,6 @@ impl Scanner {
             let total = done.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed) + n as u64;
             progress(total);
         };
-        let window = |st: &State| Window {
-            hay: bytes,
-            base: 0,
-            source: st.source,
-            lookback: self.config.back.max(self.config.lookback),
-            lookahead: self.config.forward,
-        };
         // 1. The literal pass per chunk, a piece at a time, each piece's
         // newlines counted right after its search, while its bytes are
         // still in the cache (one pass over memory, not two): a newline
@@ -154,36 +147,34 @@ impl Scanner {
                 self.error_line(&mut st, bytes, p, &mut unclassified)?;
             }
         }
-        unclassified.window_end(&window(&st))?;
+        unclassified.window_end(&self.window(&st, bytes))?;
         forks.insert(0, unclassified);
         // 2. Regions over all candidates, as a single pass makes them; then
         // batches of regions framed in parallel. Regions are independent.
         let regions = self.regions(bytes, &hits, |_| true, None);
         let chunk = self.config.chunk;
         let batches = batches(&regions, BATCH_MIN.min(chunk), chunk);
-        let empty: Vec<S> = batches.iter().map(|_| sink.fork()).collect();
-        let everything = 0..bytes.len();
-        let framed: Vec<Result<S, S::Error>> = empty
-            .into_par_iter()
-            .zip(batches.par_iter())
-            .map(|(mut fork, batch)| {
-                let batch = &regions[batch.clone()];
-                let at = batch[0].bytes.start;
+        let window = self.window(&State::new(source), bytes);
+        let framed = self.frame_batches(
+            sink,
+            &regions,
+            &batches,
+            &hits,
+            &(0..bytes.len()),
+            &window,
+            |batch| {
                 // Lines are counted from the checkpoint before the batch.
+                let at = batch[0].bytes.start;
                 let c = checkpoints
                     .partition_point(|&(p, _)| p <= at)
                     .saturating_sub(1);
                 let mut st = State::new(source);
                 let (pos, line) = checkpoints.get(c).copied().unwrap_or((0, 1));
                 st.counter = LineCounter::at(pos, line);
-                self.frame_regions(&mut st, bytes, batch, &hits, &everything, &mut fork)?;
-                fork.window_end(&window(&st))?;
-                Ok(fork)
-            })
-            .collect();
-        for f in framed {
-            forks.push(f?);
-        }
+                st
+            },
+        )?;
+        forks.extend(framed.into_iter().map(|(fork, _)| fork));
         for fork in forks {
             sink.join(fork);
         }
@@ -240,7 +231,6 @@ impl Scanner {
         found: &Found,
         sink: &mut S,
     ) -> Result<(), S::Error> {
-        use rayon::prelude::*;
         self.window_lines(st, hay, &owned, found, sink)?;
         let regions = self.window_regions(st, hay, &owned, false, found);
         // A window holds a few batches' worth at least (a small block,
@@ -252,26 +242,56 @@ impl Scanner {
             self.frame_regions(st, hay, &regions, &found.hits, &owned, sink)?;
             return sink.window_end(&window);
         }
-        let empty: Vec<S> = batches.iter().map(|_| sink.fork()).collect();
-        let framed: Vec<Result<(S, bool), S::Error>> = empty
-            .into_par_iter()
-            .zip(batches.par_iter())
-            .map(|(mut fork, batch)| {
-                let mut bst = State::new(st.source);
-                bst.base = st.base;
-                bst.counter = st.counter.clone();
-                bst.split_at = st.split_at;
-                let batch = &regions[batch.clone()];
-                self.frame_regions(&mut bst, hay, batch, &found.hits, &owned, &mut fork)?;
-                fork.window_end(&window)?;
-                Ok((fork, bst.stopped))
-            })
-            .collect();
-        for f in framed {
-            let (fork, stopped) = f?;
+        let state = |_: &[regions::Region]| {
+            let mut bst = State::new(st.source);
+            bst.base = st.base;
+            bst.counter = st.counter.clone();
+            bst.split_at = st.split_at;
+            bst
+        };
+        let framed = self.frame_batches(
+            sink,
+            &regions,
+            &batches,
+            &found.hits,
+            &owned,
+            &window,
+            state,
+        )?;
+        for (fork, stopped) in framed {
             sink.join(fork);
             st.stopped |= stopped;
         }
         sink.window_end(&window)
+    }
+
+    /// Frames each batch of `regions` on rayon's threads into a fork of
+    /// `sink`, from the state `state` makes for it, and tells the fork the
+    /// window's end; the forks in order, each with whether its sink asked
+    /// to stop.
+    #[allow(clippy::too_many_arguments)]
+    fn frame_batches<S: Fork>(
+        &self,
+        sink: &S,
+        regions: &[regions::Region],
+        batches: &[Range<usize>],
+        hits: &[usize],
+        owned: &Range<usize>,
+        window: &Window<'_>,
+        state: impl Fn(&[regions::Region]) -> State + Sync,
+    ) -> Result<Vec<(S, bool)>, S::Error> {
+        use rayon::prelude::*;
+        let empty: Vec<S> = batches.iter().map(|_| sink.fork()).collect();
+        empty
+            .into_par_iter()
+            .zip(batches.par_iter())
+            .map(|(mut fork, batch)| {
+                let batch = &regions[batch.clone()];
+                let mut st = state(batch);
+                self.frame_regions(&mut st, window.hay, batch, hits, owned, &mut fork)?;
+                fork.window_end(window)?;
+                Ok((fork, st.stopped))
+            })
+            .collect()
     }
 }
