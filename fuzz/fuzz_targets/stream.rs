@@ -62,7 +62,7 @@ fuzz_target!(|data: &[u8]| {
 
     let s = scanner();
     let mut sink = FindingsSink::new(s.catalog());
-    let result = s.scan_reader(0, "", &mut reader, &mut sink);
+    let result = s.scan_reader("", &mut reader, &mut sink);
 
     let interrupted = if reader.interrupted > 0 {
         " interrupted"
@@ -74,7 +74,7 @@ fuzz_target!(|data: &[u8]| {
             trace(format_args!("stream read to the end{interrupted}"));
             assert_eq!(info.bytes, body.len() as u64, "bytes delivered");
             assert_eq!(reader.delivered(), body.len());
-            let short = report_of(sink, Some(info));
+            let short = report_of(sink);
             let big = whole(body);
             assert_eq!(
                 classes(&short),
@@ -102,7 +102,7 @@ fuzz_target!(|data: &[u8]| {
                 None => {
                     trace(format_args!("stream failed before a byte{interrupted}"));
                     assert_eq!(at, 0, "no Incomplete after {at} bytes: {e:?}");
-                    let report = report_of(sink, None);
+                    let report = report_of(sink);
                     assert!(report.findings.is_empty(), "findings from no bytes");
                 }
                 Some(incomplete) => {
@@ -116,7 +116,7 @@ fuzz_target!(|data: &[u8]| {
                     );
                     assert_eq!(incomplete.error.kind(), kind);
                     assert_eq!(incomplete.error.to_string(), FAILURE_MESSAGE);
-                    let short = report_of(sink, Some(incomplete.info.clone()));
+                    let short = report_of(sink);
                     let big = whole(prefix);
                     assert_eq!(
                         classes(&short),

@@ -171,15 +171,13 @@ fn suggest(
     let catalog = load_catalog(&[])?;
     let scanner = ScannerBuilder::new().build(catalog);
     let mut sink = FindingsSink::new(scanner.catalog());
-    let mut sources = Vec::new();
-    for (i, path) in files.iter().enumerate() {
+    for path in files {
         // Read, not mapped: this is a one-off look at a few logs.
-        let info = scanner
-            .scan_path(i, path, MmapChoice::never(), &mut sink)
+        scanner
+            .scan_path(path, MmapChoice::never(), &mut sink)
             .with_context(|| format!("cannot scan {}", path.display()))?;
-        sources.push(info);
     }
-    let report = sink.into_report(sources);
+    let report = sink.into_report();
     let mut stdout = std::io::stdout().lock();
     if report.unclassified.is_empty() {
         writeln!(stdout, "no unclassified error lines: nothing to suggest")?;

@@ -162,7 +162,7 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
             .zip(forks)
             .map(|(input, mut fork)| {
                 let result = match input {
-                    inputs::Input::Stdin => scanner.scan_stdin(0, &mut fork),
+                    inputs::Input::Stdin => scanner.scan_stdin(&mut fork),
                     inputs::Input::File(path) => {
                         let bar = if single {
                             progress_bar(path, args.quiet)
@@ -171,17 +171,16 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
                         };
                         // This file's share of the many-file bar so far.
                         let counted = std::sync::atomic::AtomicU64::new(0);
-                        let result =
-                            scanner.scan_path_parallel(0, path, mmap, &mut fork, &|done| {
-                                if let Some(bar) = &bar {
-                                    bar.set_position(done);
-                                }
-                                if let Some(bar) = &many_bar {
-                                    let before = counted
-                                        .fetch_max(done, std::sync::atomic::Ordering::Relaxed);
-                                    bar.inc(done.saturating_sub(before));
-                                }
-                            });
+                        let result = scanner.scan_path_parallel(path, mmap, &mut fork, &|done| {
+                            if let Some(bar) = &bar {
+                                bar.set_position(done);
+                            }
+                            if let Some(bar) = &many_bar {
+                                let before =
+                                    counted.fetch_max(done, std::sync::atomic::Ordering::Relaxed);
+                                bar.inc(done.saturating_sub(before));
+                            }
+                        });
                         if let Some(bar) = bar {
                             bar.finish_and_clear();
                         }
@@ -195,7 +194,6 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
     if let Some(bar) = many_bar {
         bar.finish_and_clear();
     }
-    let mut sources = Vec::new();
     let mut failed = false;
     for ((result, mut fork), input) in scanned.into_iter().zip(&inputs) {
         let rank = match input {
@@ -203,24 +201,10 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
             inputs::Input::Stdin => None,
         };
         // A truncated or corrupt archive, or a read that failed part way:
-        // what was read before it was scanned. Keep that source and its
-        // findings, and still report the error (one line, exit 2).
-        let (result, cut_short) = match result {
-            Err(err) => match cudnnlog::source::Incomplete::of(&err) {
-                Some(cut) => {
-                    let mut info = cut.info.clone();
-                    if let inputs::Input::File(p) = input {
-                        info.modified = std::fs::metadata(p)
-                            .ok()
-                            .filter(|m| m.is_file())
-                            .and_then(|m| m.modified().ok());
-                    }
-                    (Ok(info), Some(err))
-                }
-                None => (Err(err), None),
-            },
-            ok => (ok, None),
-        };
+        // what was read before it was scanned. The fork has that source
+        // and its findings; the error is still reported (one line, exit 2).
+        // A scan that failed otherwise has no source: its fork is dropped.
+        let read = fork.inner.sources().len() == 1;
         let closed = shared.as_ref().is_some_and(|s| s.closed());
         // An error is one line on standard error, unless output was closed.
         let mut report = |err: &cudnnlog::Error| -> std::io::Result<()> {
@@ -231,20 +215,16 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
             let line = render::sanitize_line(&err.to_string());
             writeln!(std::io::stderr(), "cudnnlog: {line}")
         };
-        if let Some(err) = cut_short.filter(|_| !closed) {
-            report(&err)?;
-        }
         match result {
-            Ok(info) => {
-                if let Some(&rank) = rank {
-                    fork.inner.assume_rank(rank);
-                }
-                fork.inner.set_source(sources.len());
-                sink.join(fork.inner);
-                sources.push(info);
-            }
             Err(_) if closed => {}
             Err(err) => report(&err)?,
+            Ok(_) => {}
+        }
+        if read {
+            if let Some(&rank) = rank {
+                fork.inner.assume_rank(rank);
+            }
+            sink.join(fork.inner);
         }
     }
     if let Some(shared) = shared.as_ref().filter(|s| s.closed()) {
@@ -260,7 +240,7 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
             ExitCode::SUCCESS
         });
     }
-    let report = sink.into_report(sources);
+    let report = sink.into_report();
     let fails = match args.fail_on {
         FailOn::Never => false,
         FailOn::Warning => !report.findings.is_empty(),

@@ -145,6 +145,10 @@ impl Sink for Streaming<'_> {
     fn unclassified(&mut self, line: &str, at: &Location) -> Result<(), cudnnlog::Error> {
         self.inner.unclassified(line, at)
     }
+
+    fn source_end(&mut self, info: &cudnnlog::source::SourceInfo) -> Result<(), cudnnlog::Error> {
+        self.inner.source_end(info)
+    }
 }
 
 impl Fork for Streaming<'_> {

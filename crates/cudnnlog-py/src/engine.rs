@@ -8,7 +8,6 @@
 use cudnnlog::fleet::{scan_job, Verdict};
 use cudnnlog::job::Job;
 use cudnnlog::report::FindingsSink;
-use cudnnlog::sink::Fork;
 use cudnnlog::source::{decompressed, Compression};
 use cudnnlog::walk::{SkipReason, Walk};
 use cudnnlog::{Catalog, CatalogBuilder, Error, MmapChoice, Report, Scanner, ScannerBuilder};
@@ -56,29 +55,27 @@ pub fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// would kill the interpreter); gzip and zstd files are decompressed.
 pub fn scan_path(scanner: &Scanner, path: &Path) -> Result<Report, Error> {
     let mut sink = FindingsSink::new(scanner.catalog());
-    let mut fork = sink.fork();
-    let info = scanner.scan_path_parallel(0, path, MmapChoice::never(), &mut fork, &|_| {})?;
-    fork.set_source(0);
-    sink.join(fork);
-    Ok(sink.into_report(vec![info]))
+    scanner.scan_path_parallel(path, MmapChoice::never(), &mut sink, &|_| {})?;
+    Ok(sink.into_report())
 }
 
 /// The report of a log held in memory, its source named `name`. gzip and
 /// zstd data (told by their magic numbers) are decompressed.
 pub fn scan_bytes(scanner: &Scanner, name: &str, bytes: &[u8]) -> Result<Report, Error> {
     let mut sink = FindingsSink::new(scanner.catalog());
-    let mut info = match Compression::of(&bytes[..bytes.len().min(4)]) {
-        Compression::None => scanner.scan_slice_parallel(0, bytes, &mut sink, &|_| {})?,
+    match Compression::of(&bytes[..bytes.len().min(4)]) {
+        Compression::None => scanner.scan_slice_parallel(bytes, &mut sink, &|_| {})?,
         Compression::Gzip | Compression::Zstd => {
             let (_, reader) = decompressed(bytes).map_err(|source| Error::Io {
                 path: name.to_string(),
                 source,
             })?;
-            scanner.scan_reader(0, name, reader, &mut sink)?
+            scanner.scan_reader(name, reader, &mut sink)?
         }
     };
-    info.path = name.to_string();
-    Ok(sink.into_report(vec![info]))
+    let mut report = sink.into_report();
+    report.sources[0].path = name.to_string();
+    Ok(report)
 }
 
 /// The verdict of one file as a job of its own: an unreadable file gives

@@ -48,6 +48,10 @@ impl<W: Write> Sink for Forward<'_, W> {
     fn window_end(&mut self, w: &cudnnlog::sink::Window<'_>) -> Result<(), cudnnlog::Error> {
         self.findings.window_end(w)
     }
+
+    fn source_end(&mut self, info: &cudnnlog::source::SourceInfo) -> Result<(), cudnnlog::Error> {
+        self.findings.source_end(info)
+    }
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -56,18 +60,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         out: std::io::stdout().lock(),
         findings: FindingsSink::new(scanner.catalog()),
     };
-    let source = match std::env::args_os().nth(1) {
+    match std::env::args_os().nth(1) {
         Some(path) => {
             let file = std::fs::File::open(&path)?;
             let (_, reader) = cudnnlog::source::decompressed(file)?;
-            scanner.scan_reader(0, &path.to_string_lossy(), reader, &mut sink)?
+            scanner.scan_reader(&path.to_string_lossy(), reader, &mut sink)?
         }
         None => {
             let (_, reader) = cudnnlog::source::decompressed(std::io::stdin())?;
-            scanner.scan_reader(0, "<stdin>", reader, &mut sink)?
+            scanner.scan_reader("<stdin>", reader, &mut sink)?
         }
     };
-    let report = sink.findings.into_report(vec![source]);
+    let report = sink.findings.into_report();
     writeln!(
         std::io::stderr(),
         "{} findings, primary: {}",

@@ -55,7 +55,7 @@ fn run(scanner: &crate::Scanner, log: &str) -> Vec<Seen> {
         Ok::<bool, Error>(true)
     });
     scanner
-        .scan_slice(0, log.as_bytes(), &mut sink)
+        .scan_slice(log.as_bytes(), &mut sink)
         .expect("scanning memory cannot fail");
     seen
 }
@@ -124,7 +124,7 @@ fn check_probes(catalog: &Catalog, scanner: &crate::Scanner, failures: &mut Vec<
         for (i, ex) in probe.examples.iter().enumerate() {
             let mut sink = EnvSink(Vec::new(), std::marker::PhantomData);
             scanner
-                .scan_slice(0, ex.log.as_bytes(), &mut sink)
+                .scan_slice(ex.log.as_bytes(), &mut sink)
                 .expect("scanning memory cannot fail");
             for (field, want) in &ex.expect {
                 let got: Vec<&str> = sink

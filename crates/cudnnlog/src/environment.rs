@@ -232,20 +232,12 @@ impl Environment {
         }
     }
 
-    /// Renumbers every value as seen in `source`.
-    ///
-    /// ```
-    /// use cudnnlog::{environment::Environment, sink::Location};
-    /// let at = Location { source: 0, line: 3, byte: 80, timestamp: None, rank: None };
-    /// let mut env = Environment::default();
-    /// env.record("cuda", "12.4", &at);
-    /// env.set_source(2);
-    /// assert_eq!(env.values("cuda")[0].first.source, 2);
-    /// ```
-    pub fn set_source(&mut self, source: usize) {
+    /// Numbers every value's source `by` later (a fork joining a sink
+    /// that read sources before it).
+    pub(crate) fn shift_sources(&mut self, by: usize) {
         for values in self.fields.values_mut() {
             for o in values {
-                o.first.source = source;
+                o.first.source += by;
             }
         }
     }

@@ -245,9 +245,13 @@ impl<'s> Follower<'s> {
         }
         let new_from = self.scanned;
         let mut sink = FindingsSink::new(self.scanner.catalog());
-        let mut info = self.scanner.scan_slice(0, &self.buf[..end], &mut sink)?;
+        // The followed file's modification time dates its yearless times.
+        let mut info = self
+            .scanner
+            .scan_slice_named("<memory>", &self.buf[..end], &mut sink)?;
         info.modified = self.modified;
-        let report = sink.into_report(vec![info]);
+        crate::sink::Sink::source_end(&mut sink, &info)?;
+        let report = sink.into_report();
         let mut out = Vec::new();
         for mut finding in report.findings {
             if (finding.last.byte as usize) < new_from {

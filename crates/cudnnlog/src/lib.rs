@@ -20,8 +20,8 @@
 //! ";
 //! let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
 //! let mut sink = FindingsSink::new(scanner.catalog());
-//! let source = scanner.scan_slice(0, log, &mut sink)?;
-//! let report = sink.into_report(vec![source]);
+//! scanner.scan_slice(log, &mut sink)?;
+//! let report = sink.into_report();
 //!
 //! let oom = &report.findings[0];
 //! assert_eq!(oom.class, "cuda.oom");

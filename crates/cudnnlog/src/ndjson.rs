@@ -17,8 +17,8 @@
 //! let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
 //! let mut sink = FindingsSink::new(scanner.catalog());
 //! let log = b"RuntimeError: CUDA error: an illegal memory access was encountered\n";
-//! let source = scanner.scan_slice(0, log, &mut sink).unwrap();
-//! let report = sink.into_report(vec![source]);
+//! scanner.scan_slice(log, &mut sink).unwrap();
+//! let report = sink.into_report();
 //! let mut out = Vec::new();
 //! for message in ndjson::report_messages(&report) {
 //!     message.write_line(&mut out).unwrap();
@@ -121,7 +121,7 @@ impl<'a> Partial<'a> {
     /// }
     /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
     /// let mut first = First(None);
-    /// scanner.scan_slice(0, b"RuntimeError: CUDA error: an illegal memory access was encountered\n", &mut first).unwrap();
+    /// scanner.scan_slice(b"RuntimeError: CUDA error: an illegal memory access was encountered\n", &mut first).unwrap();
     /// assert_eq!(first.0.as_deref(), Some("cuda.illegal_address"));
     /// ```
     pub fn of(m: &'a Match<'a>, path: &'a str) -> Partial<'a> {
@@ -162,8 +162,8 @@ impl<'a> FindingLine<'a> {
     /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
     /// let mut sink = FindingsSink::new(scanner.catalog());
     /// let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n";
-    /// let source = scanner.scan_slice(0, log, &mut sink).unwrap();
-    /// let report = sink.into_report(vec![source]);
+    /// scanner.scan_slice(log, &mut sink).unwrap();
+    /// let report = sink.into_report();
     /// let line = FindingLine::of(&report.findings[0]);
     /// assert_eq!((line.path, line.line), (None, None));
     /// let mut out = Vec::new();
@@ -208,8 +208,8 @@ impl<'a> JobSummary<'a> {
     /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
     /// let mut sink = FindingsSink::new(scanner.catalog());
     /// let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n";
-    /// let source = scanner.scan_slice(0, log, &mut sink).unwrap();
-    /// let report = sink.into_report(vec![source]);
+    /// scanner.scan_slice(log, &mut sink).unwrap();
+    /// let report = sink.into_report();
     /// let summary = JobSummary::of(&report);
     /// assert_eq!((summary.schema, summary.primary), ("cudnnlog.report/1", Some("cuda.oom")));
     /// assert_eq!((summary.findings, summary.errors, summary.sources.len()), (1, 1, 1));
@@ -271,8 +271,8 @@ impl<'a> FleetSummary<'a> {
 /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
 /// let mut sink = FindingsSink::new(scanner.catalog());
 /// let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\nRuntimeError: CUDA error: an illegal memory access was encountered\n";
-/// let source = scanner.scan_slice(0, log, &mut sink).unwrap();
-/// let report = sink.into_report(vec![source]);
+/// scanner.scan_slice(log, &mut sink).unwrap();
+/// let report = sink.into_report();
 /// let messages: Vec<Message<'_>> = ndjson::report_messages(&report).collect();
 /// assert_eq!(messages.len(), report.findings.len() + report.unclassified.len() + 1);
 /// assert!(matches!(messages[0], Message::Finding(_)));

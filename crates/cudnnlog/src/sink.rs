@@ -9,7 +9,10 @@ use crate::prefix::Timestamp;
 /// Where a match is in its source.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Location {
-    /// Index of the source in the scan (0 for the first file).
+    /// Index of the source among those a sink was given, in the order their
+    /// scans ended. A scanner reads one source per call, so in a [`Match`]
+    /// it is 0; [`FindingsSink`](crate::report::FindingsSink) numbers the
+    /// sources scanned into it (the report's `sources`).
     pub source: usize,
     /// 1-based line number (lines end at `\n`).
     pub line: u64,
@@ -70,7 +73,7 @@ impl<'a> Match<'a> {
     /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
     /// let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n";
     /// let mut facts = Vec::new();
-    /// scanner.scan_slice(0, log, &mut FnSink(|m: &Match<'_>| -> Result<bool, cudnnlog::Error> {
+    /// scanner.scan_slice(log, &mut FnSink(|m: &Match<'_>| -> Result<bool, cudnnlog::Error> {
     ///     facts.extend(m.facts().into_iter().map(|(name, fact)| (name.to_string(), fact)));
     ///     Ok(true)
     /// })).unwrap();
@@ -148,7 +151,6 @@ pub struct EnvFact<'a> {
 pub struct Window<'a> {
     pub(crate) hay: &'a [u8],
     pub(crate) base: u64,
-    pub(crate) source: usize,
     /// How far back context lookups reach: the scanner's `context_before`,
     /// which a streaming scan always keeps, so that mapped and streamed
     /// scans see the same context.
@@ -159,28 +161,6 @@ pub struct Window<'a> {
 }
 
 impl Window<'_> {
-    /// The source this window belongs to.
-    ///
-    /// ```
-    /// use cudnnlog::{Catalog, ScannerBuilder, sink::{Match, Sink, Window}};
-    /// struct Sources(Vec<usize>);
-    /// impl Sink for Sources {
-    ///     type Error = cudnnlog::Error;
-    ///     fn matched(&mut self, _: &Match<'_>) -> Result<bool, cudnnlog::Error> { Ok(true) }
-    ///     fn window_end(&mut self, w: &Window<'_>) -> Result<(), cudnnlog::Error> {
-    ///         self.0.push(w.source());
-    ///         Ok(())
-    ///     }
-    /// }
-    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
-    /// let mut sink = Sources(Vec::new());
-    /// scanner.scan_slice(2, b"RuntimeError: CUDA error: an illegal memory access was encountered\n", &mut sink).unwrap();
-    /// assert_eq!(sink.0, [2]);
-    /// ```
-    pub fn source(&self) -> usize {
-        self.source
-    }
-
     /// True when the absolute byte offset is inside this window.
     ///
     /// ```
@@ -197,7 +177,7 @@ impl Window<'_> {
     /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
     /// let log = b"RuntimeError: CUDA error: an illegal memory access was encountered\n";
     /// let mut sink = Ends(log.len() as u64, Vec::new());
-    /// scanner.scan_slice(0, log, &mut sink).unwrap();
+    /// scanner.scan_slice(log, &mut sink).unwrap();
     /// // A slice in memory is one window: all of it, and nothing after it.
     /// assert_eq!(sink.1, [true, true, false]);
     /// ```
@@ -226,7 +206,7 @@ impl Window<'_> {
     /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
     /// let log = b"2026-11-29 19:41:04,724 INFO train: epoch 2 step 3 loss 2.31\nRuntimeError: CUDA error: an illegal memory access was encountered\n";
     /// let mut sink = Times(Vec::new(), Vec::new());
-    /// scanner.scan_slice(0, log, &mut sink).unwrap();
+    /// scanner.scan_slice(log, &mut sink).unwrap();
     /// assert_eq!(sink.1, [Some("2026-11-29T19:41:04.724".to_string())]);
     /// ```
     pub fn timestamp_before(&self, byte: u64) -> Option<Timestamp> {
@@ -255,7 +235,7 @@ impl Window<'_> {
     /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
     /// let log = b"[rank0]:2026-11-29 19:41:04,724 INFO train: step 3\n[rank1]:2026-11-29 19:41:09,001 INFO train: step 4\n[rank0]:RuntimeError: CUDA error: an illegal memory access was encountered\n";
     /// let mut sink = Times(Vec::new(), Vec::new());
-    /// scanner.scan_slice(0, log, &mut sink).unwrap();
+    /// scanner.scan_slice(log, &mut sink).unwrap();
     /// // The nearest line is rank 1's (19:41:09); rank 0 last wrote at 19:41:04.
     /// assert_eq!(sink.1, [(Some(9), Some(4))]);
     /// ```
@@ -289,7 +269,7 @@ impl Window<'_> {
     /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
     /// let log = b"2026-11-29 19:41:04,724 INFO train: epoch 2 step 3\nE1129 19:41:05.123456 4242 cuda_dnn.cc:535] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n";
     /// let mut sink = Years(Vec::new(), Vec::new());
-    /// scanner.scan_slice(0, log, &mut sink).unwrap();
+    /// scanner.scan_slice(log, &mut sink).unwrap();
     /// // The glog header has no year: the dated line above gives it.
     /// assert!(!sink.1.is_empty());
     /// assert!(sink.1.iter().all(|t| t.as_deref() == Some("2026-11-29T19:41:05.123456")));
@@ -328,7 +308,7 @@ impl Window<'_> {
     /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
     /// let log = b"INFO train: epoch 2 step 3 loss 2.31\nRuntimeError: CUDA error: an illegal memory access was encountered\n";
     /// let mut sink = Steps(Vec::new(), Vec::new());
-    /// scanner.scan_slice(0, log, &mut sink).unwrap();
+    /// scanner.scan_slice(log, &mut sink).unwrap();
     /// assert_eq!(sink.1, [(Some(3), Some(2))]);
     /// ```
     pub fn progress_before(&self, byte: u64) -> Progress {
@@ -356,7 +336,7 @@ impl Window<'_> {
     /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
     /// let log = b"[rank0]:INFO train: epoch 2 step 3\n[rank1]:INFO train: epoch 2 step 4\n[rank0]:RuntimeError: CUDA error: an illegal memory access was encountered\n";
     /// let mut sink = Steps(Vec::new(), Vec::new());
-    /// scanner.scan_slice(0, log, &mut sink).unwrap();
+    /// scanner.scan_slice(log, &mut sink).unwrap();
     /// // Rank 1 had reached step 4; rank 0, which failed, was at step 3.
     /// assert_eq!(sink.1, [(Some(4), Some(3))]);
     /// ```
@@ -378,7 +358,7 @@ impl Window<'_> {
 /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
 /// let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.53 GiB. GPU 0 has a total capacity of 139.80 GiB of which 131.47 GiB is free.\n";
 /// let mut classes = Vec::new();
-/// scanner.scan_slice(0, log, &mut FnSink(|m: &cudnnlog::sink::Match<'_>| {
+/// scanner.scan_slice(log, &mut FnSink(|m: &cudnnlog::sink::Match<'_>| {
 ///     classes.push(m.class.to_string());
 ///     Ok::<bool, cudnnlog::Error>(true)
 /// })).unwrap();
@@ -408,6 +388,39 @@ pub trait Sink {
     /// with prefixes removed): what the catalog does not know. Default:
     /// nothing.
     fn unclassified(&mut self, _line: &str, _at: &Location) -> Result<(), Self::Error> {
+        Ok(())
+    }
+
+    /// Called once when a source has been read, with what was read: after
+    /// its last window, before the scan returns (also when a read failed
+    /// part way, before the [`Incomplete`](crate::source::Incomplete) error
+    /// is returned). A sink fed several sources tells them apart by these
+    /// calls. Default: nothing.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, source::SourceInfo, sink::{Match, Sink}};
+    /// /// Matches per source.
+    /// #[derive(Default)]
+    /// struct PerSource(Vec<usize>, usize);
+    /// impl Sink for PerSource {
+    ///     type Error = cudnnlog::Error;
+    ///     fn matched(&mut self, _: &Match<'_>) -> Result<bool, cudnnlog::Error> {
+    ///         self.1 += 1;
+    ///         Ok(true)
+    ///     }
+    ///     fn source_end(&mut self, _: &SourceInfo) -> Result<(), cudnnlog::Error> {
+    ///         self.0.push(std::mem::take(&mut self.1));
+    ///         Ok(())
+    ///     }
+    /// }
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+    /// let mut sink = PerSource::default();
+    /// scanner.scan_slice(b"RuntimeError: CUDA error: an illegal memory access was encountered\n", &mut sink)?;
+    /// scanner.scan_slice(b"INFO train: step 3 loss 0.5\n", &mut sink)?;
+    /// assert_eq!(sink.0, [1, 0]);
+    /// # Ok::<(), cudnnlog::Error>(())
+    /// ```
+    fn source_end(&mut self, _info: &crate::source::SourceInfo) -> Result<(), Self::Error> {
         Ok(())
     }
 }
@@ -456,6 +469,10 @@ impl<S: Sink + ?Sized> Sink for &mut S {
     fn unclassified(&mut self, line: &str, at: &Location) -> Result<(), S::Error> {
         (**self).unclassified(line, at)
     }
+
+    fn source_end(&mut self, info: &crate::source::SourceInfo) -> Result<(), S::Error> {
+        (**self).source_end(info)
+    }
 }
 
 /// Feeds one scan to two sinks: the [`FindingsSink`](crate::report::FindingsSink)
@@ -477,9 +494,9 @@ impl<S: Sink + ?Sized> Sink for &mut S {
 /// });
 /// let mut tee = Tee::new(FindingsSink::new(scanner.catalog()), counter);
 /// let log = b"ok\nRuntimeError: CUDA error: an illegal memory access was encountered\n";
-/// let source = scanner.scan_slice(0, log, &mut tee).unwrap();
+/// scanner.scan_slice(log, &mut tee).unwrap();
 /// let (sink, _) = tee.into_inner();
-/// assert_eq!(sink.into_report(vec![source]).primary.as_deref(), Some("cuda.illegal_address"));
+/// assert_eq!(sink.into_report().primary.as_deref(), Some("cuda.illegal_address"));
 /// assert_eq!(lines, [2]);
 /// ```
 pub struct Tee<A, B> {
@@ -502,8 +519,8 @@ impl<A, B> Tee<A, B> {
     /// });
     /// let mut tee = Tee::new(FindingsSink::new(scanner.catalog()), live);
     /// let log = b"INFO train: step 3\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n";
-    /// let source = scanner.scan_slice(0, log, &mut tee).unwrap();
-    /// let report = tee.into_inner().0.into_report(vec![source]);
+    /// scanner.scan_slice(log, &mut tee).unwrap();
+    /// let report = tee.into_inner().0.into_report();
     /// assert_eq!((report.findings[0].first.line, lines), (2, vec![2]));
     /// ```
     pub fn new(a: A, b: B) -> Tee<A, B> {
@@ -530,7 +547,7 @@ impl<A, B> Tee<A, B> {
     /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
     /// let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\nRuntimeError: CUDA error: an illegal memory access was encountered\n";
     /// let mut tee = Tee::new(Count(0), Count(10));
-    /// scanner.scan_slice(0, log, &mut tee).unwrap();
+    /// scanner.scan_slice(log, &mut tee).unwrap();
     /// let (a, b) = tee.into_inner();
     /// assert_eq!((a.0, b.0), (2, 12));
     /// ```
@@ -553,7 +570,7 @@ impl<A, B> Tee<A, B> {
     /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
     /// let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\nRuntimeError: CUDA error: an illegal memory access was encountered\n";
     /// let mut tee = Tee::new(UpTo(1, 0), UpTo(10, 0));
-    /// scanner.scan_slice(0, log, &mut tee).unwrap();
+    /// scanner.scan_slice(log, &mut tee).unwrap();
     /// // The first sink stopped after one match; the scan went on for the second.
     /// assert_eq!(tee.first().1, 1);
     /// ```
@@ -576,7 +593,7 @@ impl<A, B> Tee<A, B> {
     /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
     /// let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\nRuntimeError: CUDA error: an illegal memory access was encountered\n";
     /// let mut tee = Tee::new(UpTo(1, 0), UpTo(10, 0));
-    /// scanner.scan_slice(0, log, &mut tee).unwrap();
+    /// scanner.scan_slice(log, &mut tee).unwrap();
     /// // The scan went on for the second sink, which saw both matches.
     /// assert_eq!((tee.first().1, tee.second().1), (1, 2));
     /// ```
@@ -611,6 +628,11 @@ impl<A: Sink, B: Sink<Error = A::Error>> Sink for Tee<A, B> {
     fn unclassified(&mut self, line: &str, at: &Location) -> Result<(), A::Error> {
         self.a.unclassified(line, at)?;
         self.b.unclassified(line, at)
+    }
+
+    fn source_end(&mut self, info: &crate::source::SourceInfo) -> Result<(), A::Error> {
+        self.a.source_end(info)?;
+        self.b.source_end(info)
     }
 }
 

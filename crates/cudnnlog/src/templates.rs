@@ -251,11 +251,12 @@ impl Templates {
         }
     }
 
-    /// Renumbers every location as in `source`.
-    pub fn set_source(&mut self, source: usize) {
+    /// Numbers every location's source `by` later (a fork joining a sink
+    /// that read sources before it).
+    pub(crate) fn shift_sources(&mut self, by: usize) {
         for t in &mut self.templates {
             for l in [&mut t.first, &mut t.last].into_iter().flatten() {
-                l.source = source;
+                l.source += by;
             }
         }
     }

@@ -20,13 +20,14 @@ fn scanner(block: Option<usize>) -> Scanner {
 fn three_ways(s: &Scanner, log: &[u8]) -> [Report; 3] {
     let run = |how: u8| {
         let mut sink = FindingsSink::new(s.catalog());
-        let mut info = match how {
-            0 => s.scan_slice(0, log, &mut sink).unwrap(),
-            1 => s.scan_reader(0, "", log, &mut sink).unwrap(),
-            _ => s.scan_slice_parallel(0, log, &mut sink, &|_| {}).unwrap(),
+        match how {
+            0 => s.scan_slice(log, &mut sink).unwrap(),
+            1 => s.scan_reader("", log, &mut sink).unwrap(),
+            _ => s.scan_slice_parallel(log, &mut sink, &|_| {}).unwrap(),
         };
-        info.path = String::new();
-        sink.into_report(vec![info])
+        let mut report = sink.into_report();
+        report.sources[0].path = String::new();
+        report
     };
     [run(0), run(1), run(2)]
 }

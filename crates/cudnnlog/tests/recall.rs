@@ -13,8 +13,8 @@ use cudnnlog::{Catalog, Report, ScannerBuilder};
 fn report(log: &str) -> Report {
     let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
     let mut sink = FindingsSink::new(scanner.catalog());
-    let info = scanner.scan_slice(0, log.as_bytes(), &mut sink).unwrap();
-    let whole = sink.into_report(vec![info]);
+    scanner.scan_slice(log.as_bytes(), &mut sink).unwrap();
+    let whole = sink.into_report();
     // Streamed in blocks of 4 KiB with small contexts: the same report.
     let small = ScannerBuilder::new()
         .block_size(4096)
@@ -23,10 +23,10 @@ fn report(log: &str) -> Report {
         .lookback(2048)
         .build(Catalog::builtin().unwrap());
     let mut sink = FindingsSink::new(small.catalog());
-    let info = small
-        .scan_reader(0, "<memory>", log.as_bytes(), &mut sink)
+    small
+        .scan_reader("<memory>", log.as_bytes(), &mut sink)
         .unwrap();
-    let mut streamed = sink.into_report(vec![info]);
+    let mut streamed = sink.into_report();
     streamed.sources[0].path = whole.sources[0].path.clone();
     assert_eq!(classes(&streamed), classes(&whole), "streamed differs");
     assert_eq!(streamed.primary, whole.primary, "streamed primary differs");

@@ -13,8 +13,8 @@ const DUP_GPU: &[u8] =
 fn report_slice(bytes: &[u8]) -> Report {
     let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
     let mut sink = FindingsSink::new(scanner.catalog());
-    let info = scanner.scan_slice(0, bytes, &mut sink).unwrap();
-    sink.into_report(vec![info])
+    scanner.scan_slice(bytes, &mut sink).unwrap();
+    sink.into_report()
 }
 
 fn report_slice_with(bytes: &[u8], context: usize) -> Report {
@@ -24,8 +24,8 @@ fn report_slice_with(bytes: &[u8], context: usize) -> Report {
         .context_after(context)
         .build(Catalog::builtin().unwrap());
     let mut sink = FindingsSink::new(scanner.catalog());
-    let info = scanner.scan_slice(0, bytes, &mut sink).unwrap();
-    sink.into_report(vec![info])
+    scanner.scan_slice(bytes, &mut sink).unwrap();
+    sink.into_report()
 }
 
 fn report_stream(bytes: &[u8], block: usize, context: usize) -> Report {
@@ -36,11 +36,8 @@ fn report_stream(bytes: &[u8], block: usize, context: usize) -> Report {
         .context_after(context)
         .build(Catalog::builtin().unwrap());
     let mut sink = FindingsSink::new(scanner.catalog());
-    let mut info = scanner
-        .scan_reader(0, "<memory>", bytes, &mut sink)
-        .unwrap();
-    info.path = "<memory>".into();
-    sink.into_report(vec![info])
+    scanner.scan_reader("<memory>", bytes, &mut sink).unwrap();
+    sink.into_report()
 }
 
 #[test]
@@ -243,12 +240,12 @@ fn parallel_chunks_give_the_same_report() {
             .build(Catalog::builtin().unwrap());
         let mut sink = FindingsSink::new(scanner.catalog());
         let done = std::sync::atomic::AtomicU64::new(0);
-        let info = scanner
-            .scan_slice_parallel(0, &log, &mut sink, &|n| {
+        scanner
+            .scan_slice_parallel(&log, &mut sink, &|n| {
                 done.fetch_max(n, std::sync::atomic::Ordering::Relaxed);
             })
             .unwrap();
-        let parallel = sink.into_report(vec![info]);
+        let parallel = sink.into_report();
         assert_eq!(parallel, whole, "chunk {chunk}");
         assert_eq!(done.into_inner(), log.len() as u64);
     }
@@ -295,9 +292,12 @@ fn report_of(
     scan: &dyn Fn(&mut FindingsSink<'_>) -> cudnnlog::source::SourceInfo,
 ) -> Report {
     let mut sink = FindingsSink::new(scanner.catalog());
-    let mut info = scan(&mut sink);
-    info.path = String::new();
-    sink.into_report(vec![info])
+    scan(&mut sink);
+    let mut report = sink.into_report();
+    for s in &mut report.sources {
+        s.path = String::new();
+    }
+    report
 }
 
 /// Inputs the fuzzer found (`fuzz/regressions/`): scanning in memory, as a
@@ -311,9 +311,9 @@ fn fuzz_regressions_agree_three_ways() {
         |f: &dyn Fn(&mut FindingsSink<'_>) -> cudnnlog::source::SourceInfo| report_of(&scanner, f);
     for entry in std::fs::read_dir(dir).unwrap() {
         let data = std::fs::read(entry.unwrap().path()).unwrap();
-        let slice = run(&|s| scanner.scan_slice(0, &data, s).unwrap());
-        let stream = run(&|s| scanner.scan_reader(0, "", &data[..], s).unwrap());
-        let parallel = run(&|s| scanner.scan_slice_parallel(0, &data, s, &|_| {}).unwrap());
+        let slice = run(&|s| scanner.scan_slice(&data, s).unwrap());
+        let stream = run(&|s| scanner.scan_reader("", &data[..], s).unwrap());
+        let parallel = run(&|s| scanner.scan_slice_parallel(&data, s, &|_| {}).unwrap());
         let brief = |r: &Report| {
             r.findings
                 .iter()
@@ -359,9 +359,9 @@ fn spliced_real_logs_agree_three_ways() {
             let noise: &[&[u8]] = &[b"\0\0", b"\r", b"\xff\xfe", b"\x1b[31m", b"\n\n", b""];
             data.extend_from_slice(noise[next(noise.len())]);
         }
-        let slice = run(&|s| scanner.scan_slice(0, &data, s).unwrap());
-        let stream = run(&|s| scanner.scan_reader(0, "", &data[..], s).unwrap());
-        let parallel = run(&|s| scanner.scan_slice_parallel(0, &data, s, &|_| {}).unwrap());
+        let slice = run(&|s| scanner.scan_slice(&data, s).unwrap());
+        let stream = run(&|s| scanner.scan_reader("", &data[..], s).unwrap());
+        let parallel = run(&|s| scanner.scan_slice_parallel(&data, s, &|_| {}).unwrap());
         // In memory, chunked or not: the same report, exactly.
         assert_eq!(
             slice,
@@ -439,8 +439,8 @@ fn reports_by_engine(scanners: &[cudnnlog::Scanner], bytes: &[u8]) -> Vec<Report
         .iter()
         .map(|s| {
             let mut sink = FindingsSink::new(s.catalog());
-            let info = s.scan_slice(0, bytes, &mut sink).unwrap();
-            sink.into_report(vec![info])
+            s.scan_slice(bytes, &mut sink).unwrap();
+            sink.into_report()
         })
         .collect()
 }
@@ -543,10 +543,10 @@ fn a_big_streamed_window_searched_in_pieces_gives_the_same_report() {
         .block_size(4 << 20)
         .build(Catalog::builtin().unwrap());
     let mut sink = FindingsSink::new(scanner.catalog());
-    let info = scanner
-        .scan_reader(0, "<memory>", std::io::Cursor::new(&log), &mut sink)
+    scanner
+        .scan_reader("<memory>", std::io::Cursor::new(&log), &mut sink)
         .unwrap();
-    let streamed = sink.into_report(vec![info]);
+    let streamed = sink.into_report();
     let in_memory = report_slice(&log);
     assert_eq!(streamed, in_memory);
     assert!(
@@ -631,7 +631,6 @@ fn a_headerless_traceback_longer_than_the_first_context_is_framed_from_its_start
     let mut events = Vec::new();
     scanner
         .scan_slice(
-            0,
             log.as_bytes(),
             &mut cudnnlog::sink::FnSink(|m: &cudnnlog::sink::Match<'_>| {
                 events.push((m.class.to_string(), m.event_byte, m.text.len()));
@@ -679,10 +678,10 @@ fn a_bursts_sampled_occurrences_do_not_depend_on_how_the_scan_is_cut() {
             .chunk_size(chunk)
             .build(Catalog::builtin().unwrap());
         let mut sink = FindingsSink::new(scanner.catalog());
-        let info = scanner
-            .scan_slice_parallel(0, &log, &mut sink, &|_| {})
+        scanner
+            .scan_slice_parallel(&log, &mut sink, &|_| {})
             .unwrap();
-        assert_eq!(sink.into_report(vec![info]), whole, "chunk {chunk}");
+        assert_eq!(sink.into_report(), whole, "chunk {chunk}");
     }
     let mut streamed = report_stream(&log, 5000, 20000);
     let whole = report_slice_with(&log, 20000);

@@ -45,23 +45,22 @@ fn busy_log() -> Vec<u8> {
 
 fn report(scanner: &cudnnlog::Scanner, log: &[u8], forked: bool) -> Report {
     let mut sink = FindingsSink::new(scanner.catalog());
-    let mut info = if forked {
-        let path = std::env::temp_dir().join(format!(
-            "cudnnlog-test-stream-forked-{}.log",
-            std::process::id()
-        ));
-        std::fs::write(&path, log).unwrap();
-        // Mapping off: read as a stream, as a file written seconds ago is.
-        let info = scanner
-            .scan_path_parallel(0, &path, MmapChoice::never(), &mut sink, &|_| {})
-            .unwrap();
-        std::fs::remove_file(&path).unwrap();
-        info
-    } else {
-        scanner.scan_reader(0, "", log, &mut sink).unwrap()
+    let path = std::env::temp_dir().join(format!(
+        "cudnnlog-test-stream-{forked}-{}.log",
+        std::process::id()
+    ));
+    std::fs::write(&path, log).unwrap();
+    // Mapping off: read as a stream, as a file written seconds ago is.
+    let scanned = match forked {
+        true => scanner.scan_path_parallel(&path, MmapChoice::never(), &mut sink, &|_| {}),
+        false => scanner.scan_path(&path, MmapChoice::never(), &mut sink),
     };
-    (info.path, info.modified) = (String::new(), None);
-    sink.into_report(vec![info])
+    std::fs::remove_file(&path).unwrap();
+    scanned.unwrap();
+    let mut report = sink.into_report();
+    let source = &mut report.sources[0];
+    (source.path, source.modified) = (String::new(), None);
+    report
 }
 
 #[test]

@@ -10,8 +10,8 @@ const LOG: &[u8] = include_bytes!("../../../fixtures/gpu/h200-g17_torchrun_oom_c
 fn alone(log: &[u8]) -> Report {
     let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
     let mut sink = FindingsSink::new(scanner.catalog());
-    let source = scanner.scan_slice(0, log, &mut sink).unwrap();
-    sink.into_report(vec![source])
+    scanner.scan_slice(log, &mut sink).unwrap();
+    sink.into_report()
 }
 
 /// Counts matches, and asks to stop after `stop_after` of them.
@@ -49,12 +49,12 @@ fn both_sinks_get_the_whole_scan() {
         FindingsSink::new(scanner.catalog()),
         FindingsSink::new(scanner.catalog()),
     );
-    let source = scanner.scan_slice(0, LOG, &mut tee).unwrap();
+    scanner.scan_slice(LOG, &mut tee).unwrap();
     let (a, b) = tee.into_inner();
     let whole = alone(LOG);
     assert!(!whole.findings.is_empty());
-    assert_eq!(a.into_report(vec![source.clone()]), whole);
-    assert_eq!(b.into_report(vec![source]), whole);
+    assert_eq!(a.into_report(), whole);
+    assert_eq!(b.into_report(), whole);
 }
 
 #[test]
@@ -65,10 +65,10 @@ fn a_sink_that_stops_does_not_stop_the_other() {
         stop_after: 1,
     };
     let mut tee = Tee::new(counter, FindingsSink::new(scanner.catalog()));
-    let source = scanner.scan_slice(0, LOG, &mut tee).unwrap();
+    scanner.scan_slice(LOG, &mut tee).unwrap();
     let (counter, sink) = tee.into_inner();
     assert_eq!(counter.seen, 1, "not fed after it stopped");
-    assert_eq!(sink.into_report(vec![source]), alone(LOG));
+    assert_eq!(sink.into_report(), alone(LOG));
 }
 
 #[test]
@@ -85,11 +85,11 @@ fn forks_of_a_tee_join_into_what_one_pass_gives() {
         stop_after: usize::MAX,
     };
     let mut tee = Tee::new(FindingsSink::new(scanner.catalog()), counter);
-    let source = scanner
-        .scan_slice_parallel(0, &log, &mut tee, &|_| {})
+    scanner
+        .scan_slice_parallel(&log, &mut tee, &|_| {})
         .unwrap();
     let (sink, counter) = tee.into_inner();
-    let report = sink.into_report(vec![source]);
+    let report = sink.into_report();
     assert_eq!(report, alone(&log));
     let matches: u64 = report.findings.iter().map(|f| f.count).sum();
     assert_eq!(counter.seen as u64, matches);

@@ -20,33 +20,33 @@ fn scanner() -> cudnnlog::Scanner {
 fn report_of_path(path: &Path) -> Report {
     let scanner = scanner();
     let mut sink = FindingsSink::new(scanner.catalog());
-    let info = scanner
-        .scan_path(0, path, MmapChoice::never(), &mut sink)
+    scanner
+        .scan_path(path, MmapChoice::never(), &mut sink)
         .unwrap();
-    sink.into_report(vec![info])
+    sink.into_report()
 }
 
 fn report_of_path_parallel(path: &Path) -> Report {
     let scanner = scanner();
     let mut sink = FindingsSink::new(scanner.catalog());
-    let info = scanner
-        .scan_path_parallel(0, path, MmapChoice::never(), &mut sink, &|_| {})
+    scanner
+        .scan_path_parallel(path, MmapChoice::never(), &mut sink, &|_| {})
         .unwrap();
-    sink.into_report(vec![info])
+    sink.into_report()
 }
 
 fn report_of_bytes(log: &[u8]) -> Report {
     let scanner = scanner();
     let mut sink = FindingsSink::new(scanner.catalog());
-    let info = scanner.scan_slice(0, log, &mut sink).unwrap();
-    sink.into_report(vec![info])
+    scanner.scan_slice(log, &mut sink).unwrap();
+    sink.into_report()
 }
 
 fn report_of_stream(log: &[u8]) -> Report {
     let scanner = scanner();
     let mut sink = FindingsSink::new(scanner.catalog());
-    let info = scanner.scan_reader(0, "<stdin>", log, &mut sink).unwrap();
-    sink.into_report(vec![info])
+    scanner.scan_reader("<stdin>", log, &mut sink).unwrap();
+    sink.into_report()
 }
 
 /// Strict RFC 3339 / ISO 8601 extended date-time, as Python's

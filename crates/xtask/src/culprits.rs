@@ -73,8 +73,8 @@ pub fn score_culprits(root: &Path, file: &Path) -> Result<CulpritScores> {
         let path = root.join(&l.path);
         let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
         let mut sink = FindingsSink::new(scanner.catalog());
-        let info = scanner.scan_slice(0, &bytes, &mut sink)?;
-        let got = culprit_of(&sink.into_report(vec![info]));
+        scanner.scan_slice(&bytes, &mut sink)?;
+        let got = culprit_of(&sink.into_report());
         out.total += 1;
         if got.as_deref() == Some(&l.ranks[..]) {
             out.right += 1;

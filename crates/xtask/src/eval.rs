@@ -291,10 +291,10 @@ pub fn run_case(scanner: &cudnnlog::Scanner, case: &Case) -> Result<(CaseResult,
     let bytes =
         std::fs::read(&case.log).with_context(|| format!("reading {}", case.log.display()))?;
     let mut sink = FindingsSink::new(scanner.catalog());
-    let info = scanner
-        .scan_slice(0, &bytes, &mut sink)
+    scanner
+        .scan_slice(&bytes, &mut sink)
         .with_context(|| format!("scanning {}", case.log.display()))?;
-    let report = sink.into_report(vec![info]);
+    let report = sink.into_report();
     Ok((judge(case, &report), report))
 }
 

@@ -17,8 +17,8 @@ fn main() {
     let scanner = cudnnlog::ScannerBuilder::new().build(catalog);
     let mut sink = cudnnlog::report::FindingsSink::new(scanner.catalog());
     let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n";
-    let source = scanner.scan_slice(0, log, &mut sink).expect("scan");
-    let report = sink.into_report(vec![source]);
+    scanner.scan_slice(log, &mut sink).expect("scan");
+    let report = sink.into_report();
     let c = scanner.catalog();
     println!(
         "{} {} {} {}",

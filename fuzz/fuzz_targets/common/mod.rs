@@ -184,16 +184,13 @@ pub fn scanner() -> &'static Scanner {
     })
 }
 
-/// The report of a sink, its source's path blanked (`None`: no source).
-pub fn report_of(sink: FindingsSink<'_>, info: Option<cudnnlog::source::SourceInfo>) -> Report {
-    let sources = info
-        .map(|mut i| {
-            i.path = String::new();
-            i
-        })
-        .into_iter()
-        .collect();
-    sink.into_report(sources)
+/// The report of a sink, its sources' paths blanked.
+pub fn report_of(sink: FindingsSink<'_>) -> Report {
+    let mut report = sink.into_report();
+    for s in &mut report.sources {
+        s.path = String::new();
+    }
+    report
 }
 
 /// The report of `bytes` read in one big read (a slice hands over all
@@ -202,10 +199,10 @@ pub fn whole(bytes: &[u8]) -> Report {
     let s = scanner();
     let mut sink = FindingsSink::new(s.catalog());
     let info = s
-        .scan_reader(0, "", bytes, &mut sink)
+        .scan_reader("", bytes, &mut sink)
         .expect("a slice never fails");
     assert_eq!(info.bytes, bytes.len() as u64);
-    report_of(sink, Some(info))
+    report_of(sink)
 }
 
 /// With `FUZZ_TRACE` set, prints the case an input took, a line on

@@ -280,17 +280,17 @@ mod tests {
     fn report_of(path: &Path) -> Report {
         let scanner = ScannerBuilder::new().build(catalog());
         let mut sink = FindingsSink::new(scanner.catalog());
-        let info = scanner
-            .scan_path(0, path, MmapChoice::never(), &mut sink)
+        scanner
+            .scan_path(path, MmapChoice::never(), &mut sink)
             .unwrap();
-        sink.into_report(vec![info])
+        sink.into_report()
     }
 
     fn report_of_bytes(log: &[u8]) -> Report {
         let scanner = ScannerBuilder::new().build(catalog());
         let mut sink = FindingsSink::new(scanner.catalog());
-        let info = scanner.scan_reader(0, "<stdin>", log, &mut sink).unwrap();
-        sink.into_report(vec![info])
+        scanner.scan_reader("<stdin>", log, &mut sink).unwrap();
+        sink.into_report()
     }
 
     fn github_of(r: &Report) -> String {

@@ -84,8 +84,8 @@ fn run(cmd: &[String], keep: Option<&Path>, color: Option<bool>) -> anyhow::Resu
         Some(path) => path.display().to_string(),
         None => format!("output of {program}"),
     };
-    let info = scanner.scan_reader(0, &name, copy.reader()?, &mut sink)?;
-    let report = sink.into_report(vec![info]);
+    scanner.scan_reader(&name, copy.reader()?, &mut sink)?;
+    let report = sink.into_report();
     // The diagnosis goes to standard error: standard output was the job's.
     let mut err = std::io::stderr().lock();
     writeln!(

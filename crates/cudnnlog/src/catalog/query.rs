@@ -132,8 +132,8 @@ impl Catalog {
     /// let scanner = ScannerBuilder::new().build(catalog);
     /// let mut sink = FindingsSink::new(scanner.catalog());
     /// let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\nRuntimeError: CUDA error: an illegal memory access was encountered\n";
-    /// let source = scanner.scan_slice(0, log, &mut sink).unwrap();
-    /// let report = sink.into_report(vec![source]);
+    /// scanner.scan_slice(log, &mut sink).unwrap();
+    /// let report = sink.into_report();
     /// let classes: Vec<&str> = report.findings.iter().map(|f| f.class.as_str()).collect();
     /// assert_eq!(classes, ["cuda.oom"]);
     /// ```

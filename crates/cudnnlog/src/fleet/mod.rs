@@ -85,39 +85,22 @@ pub struct FleetDocument {
 /// ```
 pub fn scan_job(scanner: &Scanner, job: &Job, mmap: MmapChoice) -> Triaged {
     let mut sink = FindingsSink::new(scanner.catalog());
-    let mut sources = Vec::new();
     let mut errors = Vec::new();
     for source in &job.sources {
+        // Each file into a fork of its own: its untagged lines are its
+        // rank's. A truncated archive keeps what was read before the
+        // damage (the fork has that source), and the error is noted.
         let mut fork = sink.fork();
-        let result = scanner.scan_path_parallel(0, &source.path, mmap, &mut fork, &|_| {});
-        // A truncated archive: keep what was read before the damage, and
-        // note the error.
-        let result = match result {
-            Err(e) => match crate::source::Incomplete::of(&e) {
-                Some(cut) => {
-                    let mut info = cut.info.clone();
-                    info.modified = crate::source::modified(&source.path);
-                    errors.push(e.to_string());
-                    Ok(info)
-                }
-                None => Err(e),
-            },
-            ok => ok,
-        };
-        match result {
-            Ok(info) => {
-                if let Some(rank) = source.rank {
-                    fork.assume_rank(rank);
-                }
-                fork.set_source(sources.len());
-                sink.join(fork);
-                sources.push(info);
-            }
-            Err(e) => errors.push(e.to_string()),
+        if let Err(e) = scanner.scan_path_parallel(&source.path, mmap, &mut fork, &|_| {}) {
+            errors.push(e.to_string());
         }
+        if let Some(rank) = source.rank {
+            fork.assume_rank(rank);
+        }
+        sink.join(fork);
     }
-    let read = sources.len();
-    let report = sink.into_report(sources);
+    let read = sink.sources().len();
+    let report = sink.into_report();
     let mut verdict = if read == 0 && !errors.is_empty() {
         Verdict::unreadable(
             &job.name,

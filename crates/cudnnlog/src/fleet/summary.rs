@@ -64,8 +64,8 @@ impl Summary {
     /// use cudnnlog::{fleet::{Summary, Verdict}, report::FindingsSink, Catalog, ScannerBuilder};
     /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
     /// let mut sink = FindingsSink::new(scanner.catalog());
-    /// let source = scanner.scan_slice(0, b"RuntimeError: CUDA error: an illegal memory access was encountered\n", &mut sink).unwrap();
-    /// let report = sink.into_report(vec![source]);
+    /// scanner.scan_slice(b"RuntimeError: CUDA error: an illegal memory access was encountered\n", &mut sink).unwrap();
+    /// let report = sink.into_report();
     /// let mut summary = Summary::default();
     /// summary.add(&Verdict::of("job-1.log", &report));
     /// summary.add(&Verdict::of("job-2.log", &report));
@@ -186,8 +186,8 @@ impl Summary {
     /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
     /// let report = |log: &[u8]| {
     ///     let mut sink = FindingsSink::new(scanner.catalog());
-    ///     let source = scanner.scan_slice(0, log, &mut sink).unwrap();
-    ///     sink.into_report(vec![source])
+    ///     scanner.scan_slice(log, &mut sink).unwrap();
+    ///     sink.into_report()
     /// };
     /// let (oom, xid) = (report(b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n"), report(b"RuntimeError: CUDA error: an illegal memory access was encountered\n"));
     /// let mut summary = Summary::default();

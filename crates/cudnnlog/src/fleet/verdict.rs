@@ -17,9 +17,8 @@ use serde::{Deserialize, Serialize};
 /// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
 /// let mut sink = FindingsSink::new(scanner.catalog());
 /// let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n";
-/// let mut source = scanner.scan_slice(0, log, &mut sink)?;
-/// source.path = "job-17.log".into();
-/// let report = sink.into_report(vec![source]);
+/// scanner.scan_reader("job-17.log", &log[..], &mut sink)?;
+/// let report = sink.into_report();
 ///
 /// let v = Verdict::of("job-17.log", &report);
 /// assert_eq!(v.primary.as_deref(), Some("cuda.oom"));
@@ -108,8 +107,8 @@ impl Verdict {
     /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
     /// let mut sink = FindingsSink::new(scanner.catalog());
     /// let log = b"INFO step 40 loss 0.3\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n";
-    /// let source = scanner.scan_slice(0, log, &mut sink).unwrap();
-    /// let v = Verdict::of("job-17.log", &sink.into_report(vec![source]));
+    /// scanner.scan_slice(log, &mut sink).unwrap();
+    /// let v = Verdict::of("job-17.log", &sink.into_report());
     /// assert_eq!((v.outcome, v.findings), (Some(Outcome::Failed), 1));
     /// assert_eq!(v.first.as_ref().map(|p| (p.line, p.step)), Some((2, Some(40))));
     /// assert!(v.cause.is_some() && v.remediation.is_some());
@@ -183,8 +182,8 @@ impl Verdict {
 /// use cudnnlog::{Catalog, ScannerBuilder, report::FindingsSink};
 /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
 /// let mut sink = FindingsSink::new(scanner.catalog());
-/// let source = scanner.scan_slice(0, b"RuntimeError: CUDA error: an illegal memory access was encountered\n", &mut sink).unwrap();
-/// let report = sink.into_report(vec![source]);
+/// scanner.scan_slice(b"RuntimeError: CUDA error: an illegal memory access was encountered\n", &mut sink).unwrap();
+/// let report = sink.into_report();
 /// let f = cudnnlog::fleet::primary_finding(&report).unwrap();
 /// assert_eq!(f.class, "cuda.illegal_address");
 /// ```

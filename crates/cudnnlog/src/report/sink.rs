@@ -95,8 +95,8 @@ impl Acc {
 /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
 /// let mut sink = FindingsSink::new(scanner.catalog());
 /// let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n";
-/// let source = scanner.scan_slice(0, log, &mut sink).unwrap();
-/// let report = sink.into_report(vec![source]);
+/// scanner.scan_slice(log, &mut sink).unwrap();
+/// let report = sink.into_report();
 /// assert_eq!(report.primary.as_deref(), Some("cuda.oom"));
 /// assert_eq!(report.findings[0].first.line, 1);
 /// ```
@@ -111,6 +111,9 @@ pub struct FindingsSink<'c> {
     signatures: HashMap<u64, usize>,
     env: Environment,
     templates: Templates,
+    /// The sources whose scans have ended, in order: matches are numbered
+    /// as the next one's until its scan ends.
+    sources: Vec<SourceInfo>,
 }
 
 /// Lookups for a year in a row that find no dated line before a window is
@@ -150,6 +153,8 @@ fn key(class: &str, severity: Severity, signature: &str) -> u64 {
 /// markers read a block at a time ([`Markers`](crate::context::Markers)).
 struct Placer<'w, 'a> {
     w: &'w Window<'a>,
+    /// The source the window is of.
+    source: usize,
     asked: usize,
     markers: crate::context::Markers,
     prefixes: crate::context::PrefixMemo,
@@ -163,7 +168,7 @@ impl Placer<'_, '_> {
     /// its progress, and its time (and year) when its line has none.
     fn place(&mut self, loc: &mut Location, event: u64, year_misses: &mut u32) -> Option<Progress> {
         let w = self.w;
-        if loc.source != w.source() || !w.contains(event) {
+        if loc.source != self.source || !w.contains(event) {
             return None;
         }
         let progress = self.progress(event, loc.rank);
@@ -244,7 +249,7 @@ impl<'c> FindingsSink<'c> {
     /// ```
     /// use cudnnlog::{Catalog, report::{FindingsSink, Outcome}};
     /// let catalog = Catalog::builtin().unwrap();
-    /// let report = FindingsSink::new(&catalog).into_report(Vec::new());
+    /// let report = FindingsSink::new(&catalog).into_report();
     /// assert!(report.findings.is_empty());
     /// assert_eq!(report.outcome, Outcome::Clean);
     /// ```
@@ -256,6 +261,7 @@ impl<'c> FindingsSink<'c> {
             signatures: HashMap::new(),
             env: Environment::default(),
             templates: Templates::default(),
+            sources: Vec::new(),
         }
     }
 
@@ -266,13 +272,14 @@ impl<'c> FindingsSink<'c> {
     /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
     /// let mut sink = FindingsSink::new(scanner.catalog());
     /// let log = b"INFO step 10 loss 0.5\nRuntimeError: CUDA error: an illegal memory access was encountered\n";
-    /// let source = scanner.scan_slice(0, log, &mut sink).unwrap();
-    /// let report = sink.into_report(vec![source]);
+    /// scanner.scan_slice(log, &mut sink).unwrap();
+    /// let report = sink.into_report();
     /// assert_eq!((report.outcome, report.sources[0].lines), (Outcome::Failed, 2));
     /// assert_eq!(report.findings[0].first.line, 2);
     /// ```
-    pub fn into_report(mut self, sources: Vec<SourceInfo>) -> Report {
+    pub fn into_report(mut self) -> Report {
         let catalog = self.catalog;
+        let sources = std::mem::take(&mut self.sources);
         self.years_from_files(&sources);
         let (findings, templates) = self.split(sources.len());
         let (dx, env) = diagnose_owned(findings, catalog);
@@ -320,20 +327,38 @@ impl FindingsSink<'_> {
     }
 
     /// The findings this sink grouped, not yet diagnosed: the input of
-    /// [`diagnose`](crate::diagnose::diagnose), for `sources` sources.
+    /// [`diagnose`](crate::diagnose::diagnose).
     ///
     /// ```
     /// use cudnnlog::{Catalog, ScannerBuilder, report::FindingsSink, diagnose::diagnose};
     /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
     /// let mut sink = FindingsSink::new(scanner.catalog());
-    /// scanner.scan_slice(0, b"RuntimeError: CUDA error: an illegal memory access was encountered\n", &mut sink).unwrap();
-    /// let findings = sink.into_findings(1);
+    /// scanner.scan_slice(b"RuntimeError: CUDA error: an illegal memory access was encountered\n", &mut sink).unwrap();
+    /// let findings = sink.into_findings();
     /// assert_eq!(findings.len(), 1);
     /// let dx = diagnose(&findings, scanner.catalog());
     /// assert_eq!(dx.primary.as_deref(), Some("cuda.illegal_address"));
     /// ```
-    pub fn into_findings(self, sources: usize) -> Findings {
+    pub fn into_findings(self) -> Findings {
+        let sources = self.sources.len();
         self.split(sources).0
+    }
+
+    /// The sources whose scans have ended in this sink, in order: the
+    /// report's `sources`.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, report::FindingsSink};
+    /// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+    /// let mut sink = FindingsSink::new(scanner.catalog());
+    /// scanner.scan_slice(b"INFO step 1\nINFO step 2\n", &mut sink)?;
+    /// scanner.scan_reader("rank1.log", &b"INFO step 1\n"[..], &mut sink)?;
+    /// let lines: Vec<_> = sink.sources().iter().map(|s| (s.path.as_str(), s.lines)).collect();
+    /// assert_eq!(lines, [("<memory>", 2), ("rank1.log", 1)]);
+    /// # Ok::<(), cudnnlog::Error>(())
+    /// ```
+    pub fn sources(&self) -> &[SourceInfo] {
+        &self.sources
     }
 
     fn split(self, sources: usize) -> (Findings, Templates) {
@@ -393,9 +418,9 @@ impl FindingsSink<'_> {
     /// use cudnnlog::{Catalog, ScannerBuilder, report::FindingsSink};
     /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
     /// let mut sink = FindingsSink::new(scanner.catalog());
-    /// let source = scanner.scan_slice(0, b"RuntimeError: CUDA error: an illegal memory access was encountered\n", &mut sink).unwrap();
+    /// scanner.scan_slice(b"RuntimeError: CUDA error: an illegal memory access was encountered\n", &mut sink).unwrap();
     /// sink.assume_rank(3);
-    /// let report = sink.into_report(vec![source]);
+    /// let report = sink.into_report();
     /// assert_eq!((report.findings[0].first.rank, report.findings[0].ranks.as_slice()), (Some(3), &[3][..]));
     /// ```
     pub fn assume_rank(&mut self, rank: u32) {
@@ -419,38 +444,25 @@ impl FindingsSink<'_> {
         }
     }
 
-    /// Renumbers everything this sink holds as coming from `source`: a sink
-    /// that scanned one file on its own (as index 0) joins a multi-file
-    /// report under the file's final index.
-    ///
-    /// ```
-    /// use cudnnlog::{Catalog, ScannerBuilder, report::FindingsSink};
-    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
-    /// let mut sink = FindingsSink::new(scanner.catalog());
-    /// let log = b"RuntimeError: CUDA error: an illegal memory access was encountered\n";
-    /// let empty = scanner.scan_slice(0, b"", &mut FindingsSink::new(scanner.catalog())).unwrap();
-    /// let second = scanner.scan_slice(0, log, &mut sink).unwrap();
-    /// sink.set_source(1);
-    /// let report = sink.into_report(vec![empty, second]);
-    /// assert_eq!(report.findings[0].first.source, 1);
-    /// ```
-    pub fn set_source(&mut self, source: usize) {
+    /// Numbers everything this sink holds `by` sources later: a fork's
+    /// sources follow those of the sink it joins.
+    fn shift_sources(&mut self, by: usize) {
         for a in &mut self.accs {
-            a.first.source = source;
-            a.last.source = source;
+            a.first.source += by;
+            a.last.source += by;
             for loc in a.occurrences.locations_mut() {
-                loc.source = source;
+                loc.source += by;
             }
             a.per_source = std::mem::take(&mut a.per_source)
-                .into_values()
-                .map(|mut v| {
-                    v.0.source = source;
-                    (source, v)
+                .into_iter()
+                .map(|(s, mut v)| {
+                    v.0.source += by;
+                    (s + by, v)
                 })
                 .collect();
         }
-        self.env.set_source(source);
-        self.templates.set_source(source);
+        self.env.shift_sources(by);
+        self.templates.shift_sources(by);
     }
 }
 
@@ -459,7 +471,11 @@ impl Fork for FindingsSink<'_> {
         FindingsSink::new(self.catalog)
     }
 
-    fn join(&mut self, other: Self) {
+    fn join(&mut self, mut other: Self) {
+        if !self.sources.is_empty() {
+            other.shift_sources(self.sources.len());
+        }
+        self.sources.append(&mut other.sources);
         for mut b in other.accs {
             let (k, found, fold) = self.slot(&b.class, b.severity, &b.signature);
             if fold {
@@ -480,13 +496,18 @@ impl Sink for FindingsSink<'_> {
     type Error = crate::Error;
 
     fn matched(&mut self, m: &Match<'_>) -> Result<bool, crate::Error> {
+        // The scanner reads one source per call: this sink numbers them.
+        let location = Location {
+            source: self.sources.len(),
+            ..m.location.clone()
+        };
         let facts = || {
             m.facts()
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v))
                 .collect()
         };
-        let pos = (m.location.source, m.location.byte);
+        let pos = (location.source, location.byte);
         // Findings are few: a linear search with borrowed strings costs less
         // than building an owned key for every match of a burst.
         let (k, found, fold) = self.slot(m.class, m.severity, &m.signature);
@@ -504,35 +525,35 @@ impl Sink for FindingsSink<'_> {
                     carrier: m.carried_by.map(str::to_string),
                     ranks_evidence: None,
                     count: 1,
-                    first: m.location.clone(),
+                    first: location.clone(),
                     first_event: m.event_byte,
                     first_progress: None,
-                    last: m.location.clone(),
+                    last: location.clone(),
                     last_event: m.event_byte,
                     last_progress: None,
-                    ranks: m.location.rank.into_iter().collect(),
+                    ranks: location.rank.into_iter().collect(),
                     message: m.message.to_string(),
                     facts: facts(),
                     per_source: BTreeMap::from([(
-                        m.location.source,
-                        (m.location.clone(), m.event_byte, None),
+                        location.source,
+                        (location.clone(), m.event_byte, None),
                     )]),
-                    occurrences: Sample::one(&m.location, m.event_byte),
+                    occurrences: Sample::one(&location, m.event_byte),
                 };
                 self.push(k, acc);
             }
             Some(i) => {
                 let a = &mut self.accs[i];
                 a.count += 1;
-                a.occurrences.push(&m.location, m.event_byte);
+                a.occurrences.push(&location, m.event_byte);
                 a.truncated |= m.truncated;
                 a.per_source
-                    .entry(m.location.source)
-                    .or_insert_with(|| (m.location.clone(), m.event_byte, None));
-                a.ranks.extend(m.location.rank);
+                    .entry(location.source)
+                    .or_insert_with(|| (location.clone(), m.event_byte, None));
+                a.ranks.extend(location.rank);
                 if pos < (a.first.source, a.first.byte) {
                     a.pattern = m.pattern_index;
-                    a.first = m.location.clone();
+                    a.first = location.clone();
                     a.first_event = m.event_byte;
                     a.first_progress = None;
                     a.message = m.message.to_string();
@@ -541,7 +562,7 @@ impl Sink for FindingsSink<'_> {
                     a.ranks_evidence = None;
                 }
                 if pos >= (a.last.source, a.last.byte) {
-                    a.last = m.location.clone();
+                    a.last = location.clone();
                     a.last_event = m.event_byte;
                     a.last_progress = None;
                 }
@@ -551,20 +572,35 @@ impl Sink for FindingsSink<'_> {
     }
 
     fn unclassified(&mut self, line: &str, at: &Location) -> Result<(), crate::Error> {
-        self.templates.add(line, Some(at));
+        let at = Location {
+            source: self.sources.len(),
+            ..at.clone()
+        };
+        self.templates.add(line, Some(&at));
         Ok(())
     }
 
     fn environment(&mut self, f: &EnvFact<'_>) -> Result<(), crate::Error> {
-        self.env.record(f.field, &f.value, &f.location);
+        let at = Location {
+            source: self.sources.len(),
+            ..f.location.clone()
+        };
+        self.env.record(f.field, &f.value, &at);
+        Ok(())
+    }
+
+    fn source_end(&mut self, info: &SourceInfo) -> Result<(), crate::Error> {
+        self.sources.push(info.clone());
         Ok(())
     }
 
     fn window_end(&mut self, w: &Window<'_>) -> Result<(), crate::Error> {
         let rules = self.catalog.evidence_rules();
         let mut year_misses = 0;
+        let source = self.sources.len();
         let mut placer = Placer {
             w,
+            source,
             asked: 0,
             markers: crate::context::Markers::new(),
             prefixes: Default::default(),
@@ -574,7 +610,7 @@ impl Sink for FindingsSink<'_> {
             let distributed = a.class.starts_with("nccl.") || a.class.starts_with("dist.");
             if distributed
                 && a.ranks_evidence.is_none()
-                && a.first.source == w.source()
+                && a.first.source == source
                 && w.contains(a.first_event)
             {
                 let at = (a.first.byte - w.base) as usize;
@@ -595,7 +631,7 @@ impl Sink for FindingsSink<'_> {
                     *progress = placer.place(loc, event, &mut year_misses);
                 }
             }
-            if let Some((loc, event, progress)) = a.per_source.get_mut(&w.source()) {
+            if let Some((loc, event, progress)) = a.per_source.get_mut(&source) {
                 if progress.is_none() && w.contains(*event) {
                     *progress = Some(placer.progress(*event, loc.rank));
                 }
@@ -609,7 +645,7 @@ impl Sink for FindingsSink<'_> {
         // glog/absl and syslog times have no year: take it from a dated
         // line nearby while the bytes are here.
         for loc in self.templates.places_mut() {
-            if loc.source == w.source() && w.contains(loc.byte) {
+            if loc.source == source && w.contains(loc.byte) {
                 fill_year(&mut year_misses, w, loc);
             }
         }

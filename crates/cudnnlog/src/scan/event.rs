@@ -29,7 +29,6 @@ impl Scanner {
             candidates,
             memo,
             counter,
-            source,
             base,
             ..
         } = st;
@@ -72,7 +71,8 @@ impl Scanner {
             let message = truncate(text[from..line_end].trim(), MAX_MESSAGE);
             let origin = line.prefix.origin.or(ev.origin);
             let location = Location {
-                source: *source,
+                // One source per scan: a sink numbers them (FindingsSink).
+                source: 0,
                 line: counter.line_at(hay, line.start),
                 byte: *base + line.start as u64,
                 timestamp: line

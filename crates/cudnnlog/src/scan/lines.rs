@@ -35,7 +35,7 @@ pub(super) fn read_line(
 /// Where a line read on its own is, from its own prefix.
 pub(super) fn line_location(st: &mut State, hay: &[u8], start: usize, prefix: &Prefix) -> Location {
     Location {
-        source: st.source,
+        source: 0,
         line: st.counter.line_at(hay, start),
         byte: st.base + start as u64,
         timestamp: prefix.timestamp,

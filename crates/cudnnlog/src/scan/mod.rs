@@ -91,8 +91,8 @@ impl ScannerBuilder {
     /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
     /// let mut sink = FindingsSink::new(scanner.catalog());
     /// let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n";
-    /// let source = scanner.scan_slice(0, log, &mut sink).unwrap();
-    /// assert_eq!(sink.into_report(vec![source]).primary.as_deref(), Some("cuda.oom"));
+    /// scanner.scan_slice(log, &mut sink).unwrap();
+    /// assert_eq!(sink.into_report().primary.as_deref(), Some("cuda.oom"));
     /// ```
     pub fn new() -> ScannerBuilder {
         ScannerBuilder {
@@ -118,7 +118,7 @@ impl ScannerBuilder {
     /// let scanner = ScannerBuilder::new().context_before(1 << 20).build(Catalog::builtin().unwrap());
     /// let log = b"INFO train: step 3\nTraceback (most recent call last):\n  File \"/home/user/train/train.py\", line 21, in <module>\n    loss.backward()\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n";
     /// let mut events = Vec::new();
-    /// scanner.scan_slice(0, log, &mut FnSink(|m: &Match<'_>| -> Result<bool, cudnnlog::Error> {
+    /// scanner.scan_slice(log, &mut FnSink(|m: &Match<'_>| -> Result<bool, cudnnlog::Error> {
     ///     events.push((m.event, m.event_byte, m.location.line));
     ///     Ok(true)
     /// })).unwrap();
@@ -144,8 +144,8 @@ impl ScannerBuilder {
     /// for (lookback, step) in [(256 << 10, None), (1 << 20, Some(3))] {
     ///     let scanner = ScannerBuilder::new().lookback(lookback).build(Catalog::builtin().unwrap());
     ///     let mut sink = FindingsSink::new(scanner.catalog());
-    ///     let source = scanner.scan_slice(0, &log, &mut sink).unwrap();
-    ///     assert_eq!(sink.into_report(vec![source]).findings[0].first.step, step);
+    ///     scanner.scan_slice(&log, &mut sink).unwrap();
+    ///     assert_eq!(sink.into_report().findings[0].first.step, step);
     /// }
     /// ```
     pub fn lookback(&mut self, bytes: usize) -> &mut ScannerBuilder {
@@ -163,7 +163,7 @@ impl ScannerBuilder {
     /// let scanner = ScannerBuilder::new().context_after(1 << 20).build(Catalog::builtin().unwrap());
     /// let log = b"RuntimeError: CUDA error: an illegal memory access was encountered\nCUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1\n";
     /// let mut texts = Vec::new();
-    /// scanner.scan_slice(0, log, &mut FnSink(|m: &Match<'_>| -> Result<bool, cudnnlog::Error> {
+    /// scanner.scan_slice(log, &mut FnSink(|m: &Match<'_>| -> Result<bool, cudnnlog::Error> {
     ///     texts.push((m.class.to_string(), m.text.to_string()));
     ///     Ok(true)
     /// })).unwrap();
@@ -188,8 +188,8 @@ impl ScannerBuilder {
     /// }
     /// log.extend_from_slice(b"RuntimeError: CUDA error: an illegal memory access was encountered\n");
     /// let mut sink = FindingsSink::new(scanner.catalog());
-    /// let source = scanner.scan_reader(0, "train.log", &log[..], &mut sink).unwrap();
-    /// let first = &sink.into_report(vec![source]).findings[0].first;
+    /// scanner.scan_reader("train.log", &log[..], &mut sink).unwrap();
+    /// let first = &sink.into_report().findings[0].first;
     /// assert_eq!((first.line, first.step), (20_001, Some(19_999)));
     /// ```
     pub fn block_size(&mut self, bytes: usize) -> &mut ScannerBuilder {
@@ -210,8 +210,8 @@ impl ScannerBuilder {
     /// }
     /// log.extend_from_slice(b"RuntimeError: CUDA error: an illegal memory access was encountered\n");
     /// let mut sink = FindingsSink::new(scanner.catalog());
-    /// let source = scanner.scan_slice_parallel(0, &log, &mut sink, &|_| {}).unwrap();
-    /// let first = &sink.into_report(vec![source]).findings[0].first;
+    /// scanner.scan_slice_parallel(&log, &mut sink, &|_| {}).unwrap();
+    /// let first = &sink.into_report().findings[0].first;
     /// assert_eq!((first.line, first.step), (2001, Some(1999)));
     /// ```
     pub fn chunk_size(&mut self, bytes: usize) -> &mut ScannerBuilder {
@@ -229,8 +229,8 @@ impl ScannerBuilder {
     /// for engine in [LiteralEngine::Nfa, LiteralEngine::Dfa, LiteralEngine::TwoTier] {
     ///     let scanner = ScannerBuilder::new().literal_engine(engine).build(catalog.clone());
     ///     let mut sink = FindingsSink::new(scanner.catalog());
-    ///     let source = scanner.scan_slice(0, log, &mut sink).unwrap();
-    ///     assert_eq!(sink.into_report(vec![source]).primary.as_deref(), Some("cuda.illegal_address"));
+    ///     scanner.scan_slice(log, &mut sink).unwrap();
+    ///     assert_eq!(sink.into_report().primary.as_deref(), Some("cuda.illegal_address"));
     /// }
     /// ```
     pub fn literal_engine(&mut self, engine: LiteralEngine) -> &mut ScannerBuilder {
@@ -352,7 +352,6 @@ pub struct Scanner {
 
 /// Per-source scanning state and reusable buffers.
 struct State {
-    source: usize,
     base: u64,
     counter: LineCounter,
     /// The literal pass's findings, reused across windows.
@@ -378,9 +377,8 @@ impl State {
             .map(|a| a as usize)
     }
 
-    fn new(source: usize) -> State {
+    fn new() -> State {
         State {
-            source,
             base: 0,
             counter: LineCounter::new(1),
             found: Found::default(),
@@ -435,28 +433,31 @@ impl Scanner {
     /// std::fs::write(&path, "INFO train: step 3\nRuntimeError: CUDA error: an illegal memory access was encountered\n")?;
     /// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
     /// let mut sink = FindingsSink::new(scanner.catalog());
-    /// let source = scanner.scan_path(0, &path, MmapChoice::never(), &mut sink)?;
+    /// let source = scanner.scan_path(&path, MmapChoice::never(), &mut sink)?;
     /// assert_eq!((source.path.as_str(), source.lines), (path.to_str().unwrap(), 2));
-    /// assert_eq!(sink.into_report(vec![source]).findings[0].first.line, 2);
+    /// assert_eq!(sink.into_report().findings[0].first.line, 2);
     /// // A directory is refused.
-    /// assert!(scanner.scan_path(0, &std::env::temp_dir(), MmapChoice::never(), &mut FindingsSink::new(scanner.catalog())).is_err());
+    /// assert!(scanner.scan_path(&std::env::temp_dir(), MmapChoice::never(), &mut FindingsSink::new(scanner.catalog())).is_err());
     /// # std::fs::remove_file(&path)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn scan_path<S: Sink>(
         &self,
-        source: usize,
         path: &Path,
         mmap: MmapChoice,
         sink: &mut S,
     ) -> Result<SourceInfo, S::Error> {
         let name = path.display().to_string();
-        let mut info = match open(path, mmap)? {
-            Opened::Mapped(map) => self.scan_slice_named(source, &name, &map, sink),
-            Opened::Stream(reader, _) => self.scan_reader(source, &name, reader, sink),
-        }?;
-        info.modified = crate::source::modified(path);
-        Ok(info)
+        let (info, cut) = match open(path, mmap)? {
+            Opened::Mapped(map) => (self.scan_slice_named(&name, &map, sink)?, None),
+            Opened::Stream(reader, _) => {
+                let one: stream::Finish<S> = |scanner, st, hay, owned, found, sink| {
+                    scanner.finish_window(st, hay, owned, false, found, sink)
+                };
+                self.scan_stream(&name, reader, sink, &|| {}, one)?
+            }
+        };
+        end_source(sink, info, cut, Some(path))
     }
 
     /// Like [`scan_path`](Scanner::scan_path), but a mapped file is scanned
@@ -480,42 +481,33 @@ impl Scanner {
     /// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
     /// let mut sink = FindingsSink::new(scanner.catalog());
     /// let done = AtomicU64::new(0);
-    /// let source = scanner.scan_path_parallel(0, &path, MmapChoice::never(), &mut sink, &|n| done.store(n, Ordering::Relaxed))?;
+    /// scanner.scan_path_parallel(&path, MmapChoice::never(), &mut sink, &|n| done.store(n, Ordering::Relaxed))?;
     /// assert_eq!(done.load(Ordering::Relaxed), log.len() as u64);
-    /// let first = &sink.into_report(vec![source]).findings[0].first;
+    /// let first = &sink.into_report().findings[0].first;
     /// assert_eq!((first.line, first.step), (2001, Some(1999)));
     /// # std::fs::remove_file(&path)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn scan_path_parallel<S: Fork>(
         &self,
-        source: usize,
         path: &Path,
         mmap: MmapChoice,
         sink: &mut S,
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<SourceInfo, S::Error> {
         let name = path.display().to_string();
-        let mut info = match open(path, mmap)? {
+        let (info, cut) = match open(path, mmap)? {
             Opened::Mapped(map) => {
-                let mut info = self.scan_slice_parallel(source, &map, sink, progress)?;
+                let mut info = self.slice_parallel(&map, sink, progress)?;
                 info.path = name;
-                info
+                (info, None)
             }
             Opened::Stream(reader, read) => {
                 let done = || progress(read.load(std::sync::atomic::Ordering::Relaxed));
-                self.scan_stream(
-                    source,
-                    &name,
-                    reader,
-                    sink,
-                    &done,
-                    Scanner::finish_window_forked,
-                )?
+                self.scan_stream(&name, reader, sink, &done, Scanner::finish_window_forked)?
             }
         };
-        info.modified = crate::source::modified(path);
-        Ok(info)
+        end_source(sink, info, cut, Some(path))
     }
 
     /// Scans bytes already in memory.
@@ -530,28 +522,25 @@ impl Scanner {
     /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
     /// let mut sink = FindingsSink::new(scanner.catalog());
     /// let log = b"INFO train: epoch 2 step 3\nRuntimeError: CUDA error: an illegal memory access was encountered\n";
-    /// let source = scanner.scan_slice(0, log, &mut sink).unwrap();
+    /// let source = scanner.scan_slice(log, &mut sink).unwrap();
     /// assert_eq!((source.path.as_str(), source.lines, source.bytes), ("<memory>", 2, log.len() as u64));
-    /// let finding = &sink.into_report(vec![source]).findings[0];
+    /// let finding = &sink.into_report().findings[0];
     /// assert_eq!((finding.class.as_str(), finding.first.line, finding.first.step), ("cuda.illegal_address", 2, Some(3)));
     /// ```
-    pub fn scan_slice<S: Sink>(
-        &self,
-        source: usize,
-        bytes: &[u8],
-        sink: &mut S,
-    ) -> Result<SourceInfo, S::Error> {
-        self.scan_slice_named(source, "<memory>", bytes, sink)
+    pub fn scan_slice<S: Sink>(&self, bytes: &[u8], sink: &mut S) -> Result<SourceInfo, S::Error> {
+        let info = self.scan_slice_named("<memory>", bytes, sink)?;
+        end_source(sink, info, None, None)
     }
 
-    fn scan_slice_named<S: Sink>(
+    /// [`scan_slice`](Scanner::scan_slice) of a source named `name`, the
+    /// sink not told it ended.
+    pub(crate) fn scan_slice_named<S: Sink>(
         &self,
-        source: usize,
         name: &str,
         bytes: &[u8],
         sink: &mut S,
     ) -> Result<SourceInfo, S::Error> {
-        let mut st = State::new(source);
+        let mut st = State::new();
         self.scan_window(&mut st, bytes, 0..bytes.len(), true, sink)?;
         let lines = count_lines(&mut st.counter, bytes);
         Ok(SourceInfo {
@@ -642,11 +631,43 @@ impl Scanner {
         Window {
             hay,
             base: st.base,
-            source: st.source,
             lookback: self.config.back.max(self.config.lookback),
             lookahead: self.config.forward,
         }
     }
+}
+
+/// Ends the scan of one source: its modification time when it was read by
+/// `path`, the sink told ([`Sink::source_end`]), and a read that failed
+/// part way (`cut`: a truncated archive) returned as an error carrying
+/// what was read before it ([`Incomplete`](crate::source::Incomplete)). A
+/// source that failed before its first byte is an error, not a source.
+fn end_source<S: Sink>(
+    sink: &mut S,
+    mut info: SourceInfo,
+    cut: Option<std::io::Error>,
+    path: Option<&Path>,
+) -> Result<SourceInfo, S::Error> {
+    if let Some(path) = path {
+        info.modified = crate::source::modified(path);
+    }
+    let Some(error) = cut else {
+        sink.source_end(&info)?;
+        return Ok(info);
+    };
+    let path = info.path.clone();
+    if info.bytes == 0 {
+        return Err(Error::Io {
+            path,
+            source: error,
+        }
+        .into());
+    }
+    sink.source_end(&info)?;
+    let kind = error.kind();
+    let incomplete = crate::source::Incomplete { info, error };
+    let source = std::io::Error::new(kind, incomplete);
+    Err(Error::Io { path, source }.into())
 }
 
 /// The number of lines in a source whose last window is `hay`.

@@ -35,13 +35,24 @@ impl Scanner {
     /// }
     /// log.extend_from_slice(b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n");
     /// let mut sink = FindingsSink::new(scanner.catalog());
-    /// let info = scanner.scan_slice_parallel(0, &log, &mut sink, &|_| {}).unwrap();
-    /// let report = sink.into_report(vec![info]);
+    /// let info = scanner.scan_slice_parallel(&log, &mut sink, &|_| {}).unwrap();
+    /// let report = sink.into_report();
     /// assert_eq!((report.findings[0].first.line, report.findings[0].first.step), (51, Some(49)));
     /// ```
     pub fn scan_slice_parallel<S: Fork>(
         &self,
-        source: usize,
+        bytes: &[u8],
+        sink: &mut S,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<SourceInfo, S::Error> {
+        let info = self.slice_parallel(bytes, sink, progress)?;
+        end_source(sink, info, None, None)
+    }
+
+    /// [`scan_slice_parallel`](Scanner::scan_slice_parallel), the sink not
+    /// told the source ended.
+    pub(super) fn slice_parallel<S: Fork>(
+        &self,
         bytes: &[u8],
         sink: &mut S,
         progress: &(dyn Fn(u64) + Sync),
@@ -118,7 +129,7 @@ impl Scanner {
                     .zip(chunks.par_iter().zip(first_line.par_iter())),
             )
             .map(|(mut fork, ((found, _), (range, &line)))| {
-                let mut st = State::new(source);
+                let mut st = State::new();
                 st.counter = LineCounter::at(range.start, line);
                 for &p in &found.probes {
                     self.probe_line(&mut st, bytes, p, &mut fork)?;
@@ -140,7 +151,7 @@ impl Scanner {
         // order, as a single pass groups them, and placed (their year) by
         // the whole input's window. Their fork is joined first.
         let mut unclassified = sink.fork();
-        let mut st = State::new(source);
+        let mut st = State::new();
         for (c, lines) in errors.iter().enumerate() {
             st.counter = LineCounter::at(chunks[c].start, first_line[c]);
             for &p in lines {
@@ -154,7 +165,7 @@ impl Scanner {
         let regions = self.regions(bytes, &hits, |_| true, None);
         let chunk = self.config.chunk;
         let batches = batches(&regions, BATCH_MIN.min(chunk), chunk);
-        let window = self.window(&State::new(source), bytes);
+        let window = self.window(&State::new(), bytes);
         let framed = self.frame_batches(
             sink,
             &regions,
@@ -168,7 +179,7 @@ impl Scanner {
                 let c = checkpoints
                     .partition_point(|&(p, _)| p <= at)
                     .saturating_sub(1);
-                let mut st = State::new(source);
+                let mut st = State::new();
                 let (pos, line) = checkpoints.get(c).copied().unwrap_or((0, 1));
                 st.counter = LineCounter::at(pos, line);
                 st
@@ -243,7 +254,7 @@ impl Scanner {
             return sink.window_end(&window);
         }
         let state = |_: &[regions::Region]| {
-            let mut bst = State::new(st.source);
+            let mut bst = State::new();
             bst.base = st.base;
             bst.counter = st.counter.clone();
             bst.split_at = st.split_at;

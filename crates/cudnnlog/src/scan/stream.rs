@@ -19,13 +19,12 @@ impl Scanner {
     /// }
     /// log.extend_from_slice(b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n");
     /// let mut sink = FindingsSink::new(scanner.catalog());
-    /// let info = scanner.scan_reader(0, "<stdin>", &log[..], &mut sink).unwrap();
-    /// let report = sink.into_report(vec![info]);
+    /// let info = scanner.scan_reader("<stdin>", &log[..], &mut sink).unwrap();
+    /// let report = sink.into_report();
     /// assert_eq!((report.findings[0].class.as_str(), report.findings[0].first.line), ("cuda.oom", 501));
     /// ```
     pub fn scan_reader<S: Sink, R: Read + Send>(
         &self,
-        source: usize,
         name: &str,
         reader: R,
         sink: &mut S,
@@ -33,7 +32,8 @@ impl Scanner {
         let one: Finish<S> = |scanner, st, hay, owned, found, sink| {
             scanner.finish_window(st, hay, owned, false, found, sink)
         };
-        self.scan_stream(source, name, reader, sink, &|| {}, one)
+        let (info, cut) = self.scan_stream(name, reader, sink, &|| {}, one)?;
+        end_source(sink, info, cut, None)
     }
 
     /// Scans standard input as source `source` (named `<stdin>`), gzip or
@@ -50,12 +50,12 @@ impl Scanner {
     /// use cudnnlog::{Catalog, ScannerBuilder, report::FindingsSink};
     /// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
     /// let mut sink = FindingsSink::new(scanner.catalog());
-    /// let source = scanner.scan_stdin(0, &mut sink)?;
-    /// let report = sink.into_report(vec![source]);
+    /// let source = scanner.scan_stdin(&mut sink)?;
+    /// let report = sink.into_report();
     /// println!("{}", report.primary.unwrap_or_default());
     /// # Ok::<(), cudnnlog::Error>(())
     /// ```
-    pub fn scan_stdin<S: Sink>(&self, source: usize, sink: &mut S) -> Result<SourceInfo, S::Error> {
+    pub fn scan_stdin<S: Sink>(&self, sink: &mut S) -> Result<SourceInfo, S::Error> {
         const NAME: &str = "<stdin>";
         let (_, reader) = crate::source::decompressed(std::io::stdin()).map_err(|e| {
             S::Error::from(Error::Io {
@@ -63,11 +63,12 @@ impl Scanner {
                 source: e,
             })
         })?;
-        self.scan_reader(source, NAME, reader, sink)
+        self.scan_reader(NAME, reader, sink)
     }
 
     /// [`scan_reader`](Scanner::scan_reader), calling `progress` after each
-    /// window.
+    /// window, the sink not told the source ended: what was read, and the
+    /// error of a read that failed part way (after the bytes before it).
     ///
     /// Window `k` is framed on this thread (the sink need not be `Send`)
     /// while a helper thread reads window `k + 1` into a second buffer and
@@ -79,19 +80,14 @@ impl Scanner {
     /// all of them for a sink that forks.
     pub(super) fn scan_stream<S: Sink, R: Read + Send>(
         &self,
-        source: usize,
         name: &str,
         mut reader: R,
         sink: &mut S,
         progress: &dyn Fn(),
         finish: Finish<S>,
-    ) -> Result<SourceInfo, S::Error> {
-        let io = |e: std::io::Error| Error::Io {
-            path: name.to_string(),
-            source: e,
-        };
+    ) -> Result<(SourceInfo, Option<std::io::Error>), S::Error> {
         let cfg = self.config;
-        let mut st = State::new(source);
+        let mut st = State::new();
         // An event may start `back` bytes before the first owned candidate,
         // and its context is looked up `lookback` bytes before that.
         let keep_back = cfg.back + cfg.back.max(cfg.lookback);
@@ -115,17 +111,8 @@ impl Scanner {
                     modified: None,
                 };
                 // A read that failed part way (a truncated archive) ends
-                // the stream: what came before it was scanned, and the
-                // error says so, with what was read.
-                return match now.error.take() {
-                    None => Ok(info),
-                    Some(e) if info.bytes == 0 => Err(io(e).into()),
-                    Some(e) => {
-                        let kind = e.kind();
-                        let incomplete = crate::source::Incomplete { info, error: e };
-                        Err(io(std::io::Error::new(kind, incomplete)).into())
-                    }
-                };
+                // the stream: what came before it was scanned.
+                return Ok((info, now.error.take()));
             }
             // What later windows need of this one: the context before, and
             // the unowned rest. The helper copies it and reads more of the

@@ -8,8 +8,8 @@ use cudnnlog::{Catalog, Report, ScannerBuilder};
 pub fn report(log: &[u8]) -> Report {
     let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
     let mut sink = FindingsSink::new(scanner.catalog());
-    let source = scanner.scan_slice(0, log, &mut sink).unwrap();
-    sink.into_report(vec![source])
+    scanner.scan_slice(log, &mut sink).unwrap();
+    sink.into_report()
 }
 
 /// The finding of `class`; panics with the report's findings when absent.

@@ -455,8 +455,8 @@ mod tests {
         let scanner = cudnnlog::ScannerBuilder::new().build(Catalog::builtin().unwrap());
         let mut sink = cudnnlog::report::FindingsSink::new(scanner.catalog());
         let log = b"RuntimeError: CUDA error: an illegal memory access was encountered\n";
-        let source = scanner.scan_slice(0, log, &mut sink).unwrap();
-        let mut report = sink.into_report(vec![source]);
+        scanner.scan_slice(log, &mut sink).unwrap();
+        let mut report = sink.into_report();
         let f = report.findings[0].clone();
         report.findings = (0..findings)
             .map(|i| {
