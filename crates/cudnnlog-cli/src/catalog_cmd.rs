@@ -474,7 +474,7 @@ pub fn list_json(patterns: &[&Pattern]) -> serde_json::Value {
 /// documentation and causes are for the user to fill in.
 pub fn suggest(template: &cudnnlog::report::Unclassified) -> (String, String) {
     let tokens: Vec<&str> = template.template.split(' ').collect();
-    let wild = |t: &str| t.starts_with(cudnnlog::templates::WILDCARD);
+    let wild = |t: &str| t.starts_with(cudnnlog::report::WILDCARD);
     // The id: the first constant words, kebab-case.
     let words: Vec<String> = tokens
         .iter()
@@ -505,7 +505,7 @@ pub fn suggest(template: &cudnnlog::report::Unclassified) -> (String, String) {
     }
     let regex: Vec<String> = tokens
         .iter()
-        .map(|t| match t.strip_prefix(cudnnlog::templates::WILDCARD) {
+        .map(|t| match t.strip_prefix(cudnnlog::report::WILDCARD) {
             Some(tail) => format!(r"\S+?{}", regex_escape(tail)),
             None => regex_escape(t),
         })

@@ -1,7 +1,7 @@
 //! What to scan: the paths on the command line, with directories walked by
-//! [`cudnnlog::walk`], and `-` for standard input.
+//! [`cudnnlog::source::Walk`], and `-` for standard input.
 
-use cudnnlog::walk::Walk;
+use cudnnlog::source::Walk;
 use std::path::PathBuf;
 
 /// One thing to scan.

@@ -212,7 +212,7 @@ fn check(dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
     let prefixes: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
     let mine = |p: &Pattern| dirs.is_empty() || prefixes.iter().any(|d| p.file.starts_with(d));
     let checked: Vec<&Pattern> = catalog.patterns().iter().filter(|p| mine(p)).collect();
-    let failures = cudnnlog::check::check_patterns(&catalog, |p| mine(p));
+    let failures = cudnnlog::catalog::check_patterns(&catalog, |p| mine(p));
     let mut out = std::io::stdout().lock();
     for f in &failures {
         writeln!(out, "FAIL {}", render::sanitize(&f.to_string()))?;

@@ -70,7 +70,7 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
         unsafe { MmapChoice::auto() }
     };
 
-    let walk = cudnnlog::walk::Walk {
+    let walk = cudnnlog::source::Walk {
         globs: args.glob.clone(),
         max_depth: args.max_depth,
         hidden: args.hidden,
@@ -94,7 +94,7 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
             inputs::Input::Stdin => None,
         })
         .collect();
-    let jobs = cudnnlog::job::group(&paths);
+    let jobs = cudnnlog::fleet::group(&paths);
     let several = jobs.len() + usize::from(paths.len() < inputs.len()) > 1;
     if several && !args.job {
         if paths.len() < inputs.len() {

@@ -301,7 +301,7 @@ fn plan_failed_burst_across_ranks_is_one_warning_finding() {
     assert_eq!(f.severity, cudnnlog::catalog::Severity::Warning);
     assert_eq!(
         f.facts["status"],
-        cudnnlog::facts::Fact::Text("CUDNN_STATUS_NOT_SUPPORTED".into())
+        cudnnlog::report::Fact::Text("CUDNN_STATUS_NOT_SUPPORTED".into())
     );
 }
 

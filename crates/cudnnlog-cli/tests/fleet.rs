@@ -383,7 +383,7 @@ fn every_fixture_log_is_a_verdict_equal_to_its_own_scan() {
         "{} logs, {others} others",
         logs.len()
     );
-    let jobs = cudnnlog::job::group(&logs);
+    let jobs = cudnnlog::fleet::group(&logs);
     assert_eq!(verdicts.len(), jobs.len());
     assert_eq!(summary["jobs"], jobs.len());
     let read: usize = verdicts
@@ -392,7 +392,8 @@ fn every_fixture_log_is_a_verdict_equal_to_its_own_scan() {
         .sum();
     assert_eq!(read, logs.len(), "every log read once, nothing else");
     // Scan each one-file job alone, two at a time.
-    let singles: Vec<&cudnnlog::job::Job> = jobs.iter().filter(|j| j.sources.len() == 1).collect();
+    let singles: Vec<&cudnnlog::fleet::Job> =
+        jobs.iter().filter(|j| j.sources.len() == 1).collect();
     std::thread::scope(|scope| {
         for half in singles.chunks(singles.len().div_ceil(2)) {
             let verdicts = &verdicts;

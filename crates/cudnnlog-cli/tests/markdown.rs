@@ -139,7 +139,7 @@ fn head(s: &str, n: usize) -> String {
 
 fn environment_rows(report: &Report) -> Vec<(String, String)> {
     let explicit = report.environment.contains_key("framework_version");
-    cudnnlog::environment::FIELDS
+    cudnnlog::report::ENVIRONMENT_FIELDS
         .iter()
         .filter(|f| !(explicit && **f == "framework_build"))
         .filter_map(|f| {

@@ -6,10 +6,10 @@
 //! `Python::detach`.
 
 use cudnnlog::fleet::{scan_job, Verdict};
-use cudnnlog::job::Job;
+use cudnnlog::fleet::Job;
 use cudnnlog::report::FindingsSink;
 use cudnnlog::source::{decompressed, Compression};
-use cudnnlog::walk::{SkipReason, Walk};
+use cudnnlog::source::{SkipReason, Walk};
 use cudnnlog::{Catalog, CatalogBuilder, Error, MmapChoice, Report, Scanner, ScannerBuilder};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -127,7 +127,7 @@ pub struct Expanded {
     pub unreadable: Vec<Verdict>,
 }
 
-/// Expands paths as `cudnnlog scan` does ([`cudnnlog::walk`]): a file (or
+/// Expands paths as `cudnnlog scan` does ([`cudnnlog::source::Walk`]): a file (or
 /// anything not a directory, even a missing path: its verdict says why it
 /// cannot be read) is kept as given; a directory contributes its log files,
 /// recursively, sorted, honouring ignore files and skipping hidden entries,
@@ -175,7 +175,7 @@ pub fn expand(paths: &[PathBuf]) -> Expanded {
 /// files of one job are one job), or one job per file.
 pub fn jobs(files: &[PathBuf], group: bool) -> Vec<Job> {
     if group {
-        cudnnlog::job::group(files)
+        cudnnlog::fleet::group(files)
     } else {
         files.iter().cloned().map(Job::single).collect()
     }

@@ -72,7 +72,7 @@ fn toml_to_fact(v: &toml::Value) -> Option<Fact> {
 ///
 /// ```
 /// let catalog = cudnnlog::Catalog::builtin().unwrap();
-/// let failures = cudnnlog::check::check_catalog(&catalog);
+/// let failures = cudnnlog::catalog::check_catalog(&catalog);
 /// assert!(failures.is_empty(), "{failures:?}");
 /// ```
 pub fn check_catalog(catalog: &Catalog) -> Vec<CheckFailure> {
@@ -84,7 +84,7 @@ pub fn check_catalog(catalog: &Catalog) -> Vec<CheckFailure> {
 ///
 /// ```
 /// let catalog = cudnnlog::Catalog::builtin().unwrap();
-/// let failures = cudnnlog::check::check_patterns(&catalog, |p| p.class == "cuda.oom");
+/// let failures = cudnnlog::catalog::check_patterns(&catalog, |p| p.class == "cuda.oom");
 /// assert!(failures.is_empty(), "{failures:?}");
 /// ```
 pub fn check_patterns(

@@ -127,14 +127,6 @@ pub struct Compat {
 /// Compares dotted versions numerically (`8.10` after `8.9`); missing
 /// components count as zero, text after the numbers is ignored
 /// (`2.4.0+cu121` is `2.4.0`).
-///
-/// ```
-/// use std::cmp::Ordering;
-/// use cudnnlog::compat::cmp_versions;
-/// assert_eq!(cmp_versions("8.10", "8.9.7"), Ordering::Greater);
-/// assert_eq!(cmp_versions("12.4", "12.4.0"), Ordering::Equal);
-/// assert_eq!(cmp_versions("535.104.05", "550.54.14"), Ordering::Less);
-/// ```
 pub fn cmp_versions(a: &str, b: &str) -> std::cmp::Ordering {
     let parts = |s: &str| -> Vec<u64> {
         s.split(['+', ' ', '-'])
@@ -172,7 +164,7 @@ impl Compat {
     /// Appends another file's rows.
     ///
     /// ```
-    /// use cudnnlog::compat::Compat;
+    /// use cudnnlog::catalog::Compat;
     /// let catalog = cudnnlog::Catalog::builtin().unwrap();
     /// let mut compat = Compat::default();
     /// compat.extend(catalog.compat().clone());
@@ -345,3 +337,6 @@ date = "2022-10-03"
         assert_eq!(c.arch_of_capability("8.6").unwrap().arch, "ampere");
     }
 }
+
+#[cfg(test)]
+mod examples;

@@ -63,13 +63,6 @@ fn marker() -> &'static Regex {
 }
 
 /// Reads the step and epoch from one line, if it reports either.
-///
-/// ```
-/// use cudnnlog::context::progress_of;
-/// let p = progress_of(b"INFO train: epoch 2 step 3 batch 128 loss 2.3145");
-/// assert_eq!((p.epoch, p.step, p.batch), (Some(2), Some(3), Some(128)));
-/// assert_eq!(progress_of(b"scaler.step(opt)").step, None);
-/// ```
 pub fn progress_of(line: &[u8]) -> Progress {
     let mut p = Progress::default();
     for c in marker().captures_iter(line) {
@@ -549,3 +542,6 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod examples;

@@ -152,7 +152,7 @@ pub struct Culprit {
 /// Which kind of evidence named a [`Culprit`], strongest first.
 ///
 /// ```
-/// use cudnnlog::culprit::Basis;
+/// use cudnnlog::report::Basis;
 /// assert!(Basis::Wavefront.is_laggard());
 /// assert!(!Basis::FirstFailure.is_laggard());
 /// ```
@@ -179,7 +179,7 @@ impl Basis {
     /// reached the collective its peers waited in, rather than failing.
     ///
     /// ```
-    /// assert!(cudnnlog::culprit::Basis::Behind.is_laggard());
+    /// assert!(cudnnlog::report::Basis::Behind.is_laggard());
     /// ```
     pub fn is_laggard(self) -> bool {
         matches!(
@@ -203,16 +203,6 @@ fn clip(s: &str) -> String {
 /// `at` in `hay` and is line `line`, at most `reach.0` bytes before it and
 /// `reach.1` after (what a streaming scan is sure to hold, so that a mapped
 /// and a streamed scan read the same evidence).
-///
-/// ```
-/// use cudnnlog::{culprit::collect, Catalog};
-/// let catalog = Catalog::builtin().unwrap();
-/// let log = b"[rank1]: step 120 loss 0.41\n[rank0]: Rank 3 failed to pass monitoredBarrier in 30000 ms\n[rank0]: RuntimeError: timed out\n";
-/// let at = log.len() - 30;
-/// let ev = collect(catalog.evidence_rules(), log, at, 3, (1 << 20, 1 << 20));
-/// assert_eq!(ev.named.iter().map(|(r, _)| *r).collect::<Vec<_>>(), [3]);
-/// assert_eq!(ev.ranks[&1].last_step.as_ref().map(|(s, _)| *s), Some(120));
-/// ```
 pub fn collect(
     rules: &[EvidenceRule],
     hay: &[u8],
@@ -347,17 +337,6 @@ fn list(ranks: &[u32]) -> String {
 }
 
 /// The culprit of one distributed finding, from the log's evidence.
-///
-/// ```
-/// use cudnnlog::culprit::{collect, decide, Basis, Context};
-/// let catalog = cudnnlog::Catalog::builtin().unwrap();
-/// let log = b"[rank0]: Rank 3 failed to pass monitoredBarrier in 30000 ms\n[rank0]: RuntimeError: timed out\n";
-/// let ev = collect(catalog.evidence_rules(), log, 61, 2, (1 << 20, 1 << 20));
-/// let cx = Context { reporters: &[0], seq_num: None, cause: None, failing: &[] };
-/// let c = decide(&ev, &cx).unwrap();
-/// assert_eq!((c.ranks.as_slice(), c.basis), (&[3][..], Basis::Barrier));
-/// assert!(decide(&Default::default(), &cx).is_none());
-/// ```
 pub fn decide(ev: &RankEvidence, cx: &Context<'_>) -> Option<Culprit> {
     let culprit = |ranks: Vec<u32>, reason: String, evidence: Vec<EvidenceLine>, basis: Basis| {
         let hosts = ev
@@ -511,3 +490,6 @@ fn clip_body(text: &str) -> String {
     let body = text.get(p.body..).unwrap_or(text).trim();
     crate::scan::truncate(body, 80).to_string()
 }
+
+#[cfg(test)]
+mod examples;

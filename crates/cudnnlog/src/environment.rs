@@ -7,16 +7,6 @@
 //! values for one field (the system's cuDNN and the one in the framework's
 //! wheel); both are kept, with the line where each was first seen, since
 //! that is itself evidence.
-//!
-//! ```
-//! use cudnnlog::environment::normalize;
-//! assert_eq!(normalize("cudnn", "91900").as_deref(), Some("9.19.0"));
-//! assert_eq!(normalize("cudnn", "8600").as_deref(), Some("8.6.0"));
-//! assert_eq!(normalize("cudnn", "(8, 9, 2)").as_deref(), Some("8.9.2"));
-//! assert_eq!(normalize("compute_capability", "sm_86").as_deref(), Some("8.6"));
-//! assert_eq!(normalize("cuda", "cu130").as_deref(), Some("13.0"));
-//! assert_eq!(normalize("gpu", "RTX3090").as_deref(), Some("GeForce RTX 3090"));
-//! ```
 
 use crate::sink::Location;
 use std::collections::BTreeMap;
@@ -50,14 +40,6 @@ pub const FIELDS: &[&str] = &[
 /// * booleans (`cudnn_benchmark`, `deterministic`, `memory_growth`):
 ///   `True`/`true`/`1` → `true`, `False`/`false`/`0` → `false`;
 /// * anything else: trimmed.
-///
-/// ```
-/// use cudnnlog::environment::normalize;
-/// assert_eq!(normalize("cudnn", "8.9.2.26").as_deref(), Some("8.9.2"));
-/// assert_eq!(normalize("framework", "PyTorch").as_deref(), Some("pytorch"));
-/// assert_eq!(normalize("deterministic", "True").as_deref(), Some("true"));
-/// assert_eq!(normalize("cuda", "  "), None);
-/// ```
 pub fn normalize(field: &str, raw: &str) -> Option<String> {
     let raw = raw
         .trim()
@@ -199,16 +181,6 @@ pub struct Environment {
 
 impl Environment {
     /// Records a value seen at `at`.
-    ///
-    /// ```
-    /// use cudnnlog::{environment::Environment, sink::Location};
-    /// let at = Location { source: 0, line: 3, byte: 80, timestamp: None, rank: None };
-    /// let mut env = Environment::default();
-    /// env.record("gpu", "GeForce RTX 3090", &at);
-    /// env.record("gpu", "NVIDIA GeForce RTX 3090", &at);
-    /// assert_eq!(env.get("gpu"), Some("NVIDIA GeForce RTX 3090"));
-    /// assert_eq!(env.values("gpu")[0].count, 2);
-    /// ```
     pub fn record(&mut self, field: &str, value: &str, at: &Location) {
         let values = self.fields.entry(field.to_string()).or_default();
         match values
@@ -243,18 +215,6 @@ impl Environment {
     }
 
     /// Takes in the values another environment recorded.
-    ///
-    /// ```
-    /// use cudnnlog::{environment::Environment, sink::Location};
-    /// let at = Location { source: 0, line: 3, byte: 80, timestamp: None, rank: None };
-    /// let (mut a, mut b) = (Environment::default(), Environment::default());
-    /// a.record("cudnn", "8.9.2", &at);
-    /// b.record("cudnn", "8.9.2", &at);
-    /// b.record("cudnn", "9.1.0", &at);
-    /// a.join(b);
-    /// let seen: Vec<_> = a.values("cudnn").iter().map(|o| (o.value.as_str(), o.count)).collect();
-    /// assert_eq!(seen, [("8.9.2", 2), ("9.1.0", 1)]);
-    /// ```
     pub fn join(&mut self, other: Environment) {
         for (field, values) in other.fields {
             for o in values {
@@ -279,31 +239,11 @@ impl Environment {
     }
 
     /// The values seen for `field`, in order of first appearance.
-    ///
-    /// ```
-    /// use cudnnlog::{environment::Environment, sink::Location};
-    /// let at = Location { source: 0, line: 3, byte: 80, timestamp: None, rank: None };
-    /// let mut env = Environment::default();
-    /// env.record("cudnn", "8.9.2", &at);
-    /// env.record("cudnn", "9.1.0", &at);
-    /// assert_eq!(env.values("cudnn")[1].value, "9.1.0");
-    /// assert!(env.values("nccl").is_empty());
-    /// ```
     pub fn values(&self, field: &str) -> &[Observed] {
         self.fields.get(field).map_or(&[][..], |v| &v[..])
     }
 
     /// The single value of `field`, or its first one when there are several.
-    ///
-    /// ```
-    /// use cudnnlog::{environment::Environment, sink::Location};
-    /// let at = Location { source: 0, line: 3, byte: 80, timestamp: None, rank: None };
-    /// let mut env = Environment::default();
-    /// env.record("cudnn", "8.9.2", &at);
-    /// env.record("cudnn", "9.1.0", &at);
-    /// assert_eq!(env.get("cudnn"), Some("8.9.2"));
-    /// assert_eq!(env.get("driver"), None);
-    /// ```
     pub fn get(&self, field: &str) -> Option<&str> {
         self.values(field).first().map(|o| o.value.as_str())
     }
@@ -312,18 +252,6 @@ impl Environment {
     /// version line, else the single release a build fingerprint resolves
     /// to (`framework_build`; then `inferred` is true and rules count it
     /// for less).
-    ///
-    /// ```
-    /// use cudnnlog::environment::Environment;
-    /// use cudnnlog::sink::Location;
-    /// let mut env = Environment::default();
-    /// let at = Location { source: 0, line: 3, byte: 80, timestamp: None, rank: None };
-    /// env.record("framework_build", "1.7.0", &at);
-    /// let v = env.framework_version().unwrap();
-    /// assert_eq!((v.value, v.line, v.inferred), ("1.7.0", 3, true));
-    /// env.record("framework_version", "1.7.1", &at);
-    /// assert!(!env.framework_version().unwrap().inferred);
-    /// ```
     pub fn framework_version(&self) -> Option<VersionSeen<'_>> {
         if let Some(o) = self.values("framework_version").first() {
             return Some(VersionSeen {
@@ -343,16 +271,6 @@ impl Environment {
     }
 
     /// The values seen in one source only.
-    ///
-    /// ```
-    /// use cudnnlog::{environment::Environment, sink::Location};
-    /// let at = Location { source: 0, line: 3, byte: 80, timestamp: None, rank: None };
-    /// let mut env = Environment::default();
-    /// env.record("cuda", "12.4", &at);
-    /// env.record("cuda", "11.8", &Location { source: 1, ..at.clone() });
-    /// assert_eq!(env.of_source(1).get("cuda"), Some("11.8"));
-    /// assert!(env.of_source(5).is_empty());
-    /// ```
     pub fn of_source(&self, source: usize) -> Environment {
         let mut env = Environment::default();
         for (field, values) in &self.fields {
@@ -364,15 +282,7 @@ impl Environment {
     }
 
     /// True when no field has a value.
-    ///
-    /// ```
-    /// use cudnnlog::{environment::Environment, sink::Location};
-    /// let at = Location { source: 0, line: 3, byte: 80, timestamp: None, rank: None };
-    /// let mut env = Environment::default();
-    /// assert!(env.is_empty());
-    /// env.record("framework", "pytorch", &at);
-    /// assert!(!env.is_empty());
-    /// ```
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.fields.is_empty()
     }
@@ -386,18 +296,6 @@ impl Environment {
 
     /// The JSON form: a string per field, or a list when the log shows
     /// several values.
-    ///
-    /// ```
-    /// use cudnnlog::{environment::Environment, sink::Location};
-    /// let at = Location { source: 0, line: 3, byte: 80, timestamp: None, rank: None };
-    /// let mut env = Environment::default();
-    /// env.record("framework", "pytorch", &at);
-    /// env.record("cudnn", "8.9.2", &at);
-    /// env.record("cudnn", "9.1.0", &at);
-    /// let json = env.to_json();
-    /// assert_eq!(json["framework"], serde_json::json!("pytorch"));
-    /// assert_eq!(json["cudnn"], serde_json::json!(["8.9.2", "9.1.0"]));
-    /// ```
     pub fn to_json(&self) -> BTreeMap<String, serde_json::Value> {
         self.fields
             .iter()
@@ -483,3 +381,6 @@ mod tests {
         assert_eq!(env.values("cudnn")[0].count, 2);
     }
 }
+
+#[cfg(test)]
+mod examples;

@@ -32,15 +32,7 @@ pub const MAX_FACT_TEXT: usize = 1024;
 impl Fact {
     /// Turns a capture into a fact according to its name. Text is trimmed
     /// and cut to [`MAX_FACT_TEXT`] bytes.
-    ///
-    /// ```
-    /// use cudnnlog::facts::{Fact, MAX_FACT_TEXT};
-    /// assert_eq!(Fact::from_capture("requested_bytes", "20.00 MiB"), Fact::Int(20 << 20));
-    /// assert_eq!(Fact::from_capture("op", " conv2d "), Fact::Text("conv2d".into()));
-    /// let Fact::Text(long) = Fact::from_capture("op", &"x".repeat(5000)) else { panic!() };
-    /// assert!(long.len() <= MAX_FACT_TEXT && long.ends_with('…'));
-    /// ```
-    pub fn from_capture(name: &str, text: &str) -> Fact {
+    pub(crate) fn from_capture(name: &str, text: &str) -> Fact {
         if name.ends_with("_bytes") {
             if let Some(n) = parse_size(text) {
                 return Fact::Int(n);
@@ -58,15 +50,6 @@ impl Fact {
 /// Parses a size as frameworks print it. Units are binary whether or not
 /// they carry the `i` (PyTorch and TensorFlow print `MiB`/`GiB` and `MB`/`GB`
 /// alike for powers of 1024); a bare number is bytes.
-///
-/// ```
-/// use cudnnlog::facts::parse_size;
-/// assert_eq!(parse_size("1.53 GiB"), Some(1_642_824_991));
-/// assert_eq!(parse_size("20.00 MiB"), Some(20 * 1024 * 1024));
-/// assert_eq!(parse_size("1,024 bytes"), Some(1024));
-/// assert_eq!(parse_size("17179869184"), Some(17_179_869_184));
-/// assert_eq!(parse_size("lots"), None);
-/// ```
 pub fn parse_size(text: &str) -> Option<u64> {
     let t = text.trim();
     let num_end = t
@@ -96,13 +79,6 @@ pub fn parse_size(text: &str) -> Option<u64> {
 }
 
 /// Formats a byte count for people: `1.53 GiB`.
-///
-/// ```
-/// use cudnnlog::facts::human_bytes;
-/// assert_eq!(human_bytes(1_642_824_991), "1.53 GiB");
-/// assert_eq!(human_bytes(2 << 20), "2.00 MiB");
-/// assert_eq!(human_bytes(512), "512 B");
-/// ```
 pub fn human_bytes(n: u64) -> String {
     const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
     let mut v = n as f64;
@@ -145,3 +121,6 @@ mod tests {
         assert_eq!(human_bytes(12), "12 B");
     }
 }
+
+#[cfg(test)]
+mod examples;

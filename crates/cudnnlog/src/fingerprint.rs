@@ -13,18 +13,6 @@
 //!
 //! Rules that read the framework version use `framework_build` only when
 //! the log has no explicit version, and with half the strength.
-//!
-//! ```
-//! use cudnnlog::fingerprint::{date_of_unix_ms, Release, newest_release};
-//! assert_eq!(date_of_unix_ms(1_603_729_062_494), "2020-10-26");
-//! let releases = [
-//!     Release { framework: "pytorch".into(), version: "1.6.0".into(), date: "2020-07-28".into() },
-//!     Release { framework: "pytorch".into(), version: "1.7.0".into(), date: "2020-10-27".into() },
-//! ];
-//! // Built a day before the 1.7.0 release: that release.
-//! assert_eq!(newest_release(&releases, "pytorch", "2020-10-26").as_deref(), Some("1.7.0"));
-//! assert_eq!(newest_release(&releases, "pytorch", "2020-09-01").as_deref(), Some("1.6.0"));
-//! ```
 
 use serde::Deserialize;
 
@@ -103,7 +91,7 @@ impl Build {
     /// release in the table or the capture is not a date.
     ///
     /// ```
-    /// use cudnnlog::fingerprint::{Build, Release};
+    /// use cudnnlog::catalog::{Build, Release};
     /// let releases = [Release { framework: "pytorch".into(), version: "1.7.0".into(), date: "2020-10-27".into() }];
     /// let re = regex::Regex::new(r"conda-bld/pytorch_(?P<built_ms>\d{13})").unwrap();
     /// let caps = re.captures("/opt/conda/conda-bld/pytorch_1603729062494/work/c10/cuda").unwrap();
@@ -149,12 +137,6 @@ impl Build {
 }
 
 /// The civil date (UTC) of a Unix time in milliseconds, `YYYY-MM-DD`.
-///
-/// ```
-/// use cudnnlog::fingerprint::date_of_unix_ms;
-/// assert_eq!(date_of_unix_ms(0), "1970-01-01");
-/// assert_eq!(date_of_unix_ms(1_603_729_062_494), "2020-10-26");
-/// ```
 pub fn date_of_unix_ms(ms: u64) -> String {
     let (y, m, d) = civil(days(ms));
     format!("{y:04}-{m:02}-{d:02}")
@@ -204,15 +186,7 @@ pub(crate) fn parse_date(s: &str) -> Option<i64> {
 
 /// The newest release of `framework` published no later than a week after
 /// `date` (builds are made a few days before the release is announced).
-///
-/// ```
-/// use cudnnlog::fingerprint::{newest_release, Release};
-/// let r = |v: &str, d: &str| Release { framework: "pytorch".into(), version: v.into(), date: d.into() };
-/// let releases = [r("2.0.0", "2023-03-15"), r("2.1.0", "2023-10-04")];
-/// assert_eq!(newest_release(&releases, "pytorch", "2023-06-01").as_deref(), Some("2.0.0"));
-/// assert_eq!(newest_release(&releases, "pytorch", "2023-09-30").as_deref(), Some("2.1.0"));
-/// assert_eq!(newest_release(&releases, "tensorflow", "2023-09-30"), None);
-/// ```
+#[cfg(test)]
 pub fn newest_release(releases: &[Release], framework: &str, date: &str) -> Option<String> {
     newest_release_by(releases, framework, date, BUILD_LEAD_DAYS)
 }
@@ -284,3 +258,6 @@ mod tests {
         assert!(!is_version("2.1.0rc1"));
     }
 }
+
+#[cfg(test)]
+mod examples;

@@ -17,7 +17,7 @@
 //! jobs): the number must follow a word that says what it counts.
 //!
 //! ```
-//! use cudnnlog::job::group;
+//! use cudnnlog::fleet::group;
 //! use std::path::PathBuf;
 //!
 //! let paths: Vec<PathBuf> = [
@@ -67,7 +67,7 @@ impl Job {
     /// A job of one file, named by its path.
     ///
     /// ```
-    /// let job = cudnnlog::job::Job::single("train.log".into());
+    /// let job = cudnnlog::fleet::Job::single("train.log".into());
     /// assert_eq!((job.name.as_str(), job.sources.len()), ("train.log", 1));
     /// ```
     pub fn single(path: PathBuf) -> Job {
@@ -80,7 +80,7 @@ impl Job {
     /// One job of every path, in order: what `--job` asks for.
     ///
     /// ```
-    /// let job = cudnnlog::job::Job::merged("all", vec!["a.log".into(), "b.log".into()]);
+    /// let job = cudnnlog::fleet::Job::merged("all", vec!["a.log".into(), "b.log".into()]);
     /// assert_eq!(job.sources.len(), 2);
     /// ```
     pub fn merged(name: &str, paths: Vec<PathBuf>) -> Job {
@@ -170,7 +170,7 @@ fn torchrun(path: &Path) -> Option<(PathBuf, u32)> {
 /// Groups files into jobs, in the order of each job's first file.
 ///
 /// ```
-/// use cudnnlog::job::group;
+/// use cudnnlog::fleet::group;
 /// use std::path::PathBuf;
 /// let paths: Vec<PathBuf> = ["logs/train.log", "logs/train.log.1", "logs/train.log.2.gz", "out/attempt_0/3/stderr.log", "out/attempt_1/0/stdout.log"]
 ///     .iter()

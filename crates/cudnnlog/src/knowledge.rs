@@ -176,7 +176,7 @@ impl Signals {
     /// signal there).
     ///
     /// ```
-    /// use cudnnlog::facts::Fact;
+    /// use cudnnlog::report::Fact;
     /// use std::collections::BTreeMap;
     /// let catalog = cudnnlog::Catalog::builtin().unwrap();
     /// let facts = |k: &str, v: Fact| BTreeMap::from([(k.to_string(), v)]);

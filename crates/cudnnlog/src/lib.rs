@@ -4,8 +4,8 @@
 //! The principal type is [`Scanner`], built by a [`ScannerBuilder`] from a
 //! [`Catalog`] of patterns. A scanner reads a log — a memory-mapped file, a
 //! stream, or bytes in memory — finds the events that match the catalog's
-//! patterns and hands each [`Match`](sink::Match) to a [`Sink`](sink::Sink).
-//! The [`FindingsSink`](report::FindingsSink) groups matches into findings
+//! patterns and hands each [`Match`] to a [`Sink`].
+//! The [`FindingsSink`] groups matches into findings
 //! and builds a [`Report`], the serde type behind the JSON output.
 //!
 //! ```
@@ -31,6 +31,29 @@
 //!
 //! The library never prints; errors are [`Error`] values naming the file
 //! (and catalog field) they are about.
+//!
+//! # Where things are
+//!
+//! The crate root holds what a scan needs: [`Scanner`], [`ScannerBuilder`],
+//! [`Catalog`], the [`Sink`] trait and its [`Match`], [`FindingsSink`] and
+//! the [`Report`] it builds, [`SourceInfo`], [`MmapChoice`] and [`Error`].
+//! The modules group the rest by what it is about:
+//!
+//! * [`catalog`]: the patterns, classes, causes and probes, how a catalog
+//!   is loaded from TOML and checked against its own examples;
+//! * [`sink`]: the [`Sink`] and [`Fork`] traits, the [`Tee`](sink::Tee) and
+//!   closure adapters, and what a match says;
+//! * [`report`]: the JSON report's types;
+//! * [`source`]: opening, decompressing and walking the logs;
+//! * [`fleet`]: a verdict per job and their summary, for many jobs;
+//! * [`follow`]: findings from a log as it grows;
+//! * [`json`] and [`ndjson`]: the machine-readable outputs;
+//! * [`ids`]: the built-in catalog's class and cause ids as constants;
+//! * [`prefilter`]: the fingerprints of the literal pass.
+//!
+//! The pipeline's steps (line prefixes, event framing, confirmation,
+//! diagnosis) are private: what they find reaches a caller through a
+//! [`Match`] or the [`Report`].
 
 #![deny(missing_docs)]
 
@@ -59,25 +82,31 @@ macro_rules! memfind_iter {
     }};
 }
 
-pub mod ansi;
+mod ansi;
 pub mod catalog;
-pub mod check;
-pub mod compat;
+mod check;
+mod compat;
 mod confirm;
-pub mod context;
-pub mod culprit;
-pub mod diagnose;
-pub mod environment;
+mod context;
+mod culprit;
+mod diagnose;
+mod environment;
 mod error;
-pub mod facts;
-pub mod fingerprint;
+mod facts;
+mod fingerprint;
 pub mod fleet;
 pub mod follow;
-pub mod fragments;
+mod fragments;
+// The fuzz targets drive the framer on its own (`cargo fuzz` builds with
+// `--cfg fuzzing`); it is no part of the API.
+#[cfg(fuzzing)]
+#[doc(hidden)]
 pub mod framer;
-pub mod job;
+#[cfg(not(fuzzing))]
+mod framer;
+mod job;
 pub mod json;
-pub mod knowledge;
+mod knowledge;
 pub mod ndjson;
 /// Constants for the built-in catalog's class and cause ids, generated from
 /// `patterns/classes.toml` and `patterns/causes.toml`: code that names an id
@@ -92,18 +121,19 @@ pub mod ndjson;
 pub mod ids {
     include!(concat!(env!("OUT_DIR"), "/ids.rs"));
 }
-pub mod prefix;
+mod prefix;
 pub mod report;
 mod scan;
 pub mod sink;
 pub mod source;
-pub mod status;
-pub mod templates;
-pub mod walk;
+mod status;
+mod templates;
+mod walk;
 
 pub use catalog::{Catalog, CatalogBuilder};
 pub use error::Error;
-pub use report::Report;
+pub use report::{FindingsSink, Report};
 pub use scan::prefilter;
 pub use scan::{LiteralEngine, Scanner, ScannerBuilder};
-pub use source::MmapChoice;
+pub use sink::{Fork, Match, Sink};
+pub use source::{MmapChoice, SourceInfo};

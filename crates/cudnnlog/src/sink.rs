@@ -1,10 +1,14 @@
 //! Where matches go: the [`Sink`] trait and a closure adapter.
 
 use crate::catalog::Pattern;
-use crate::context::{progress_before, Progress};
-use crate::facts::Fact;
-use crate::framer::EventKind;
-use crate::prefix::Timestamp;
+use crate::context::progress_before;
+
+// What a match and a window say, from the steps that find them.
+pub use crate::context::Progress;
+pub use crate::facts::Fact;
+pub use crate::framer::EventKind;
+pub use crate::prefix::Timestamp;
+pub use crate::status::Resolved;
 
 /// Where a match is in its source.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -60,16 +64,19 @@ pub struct Match<'a> {
     /// most 256 bytes).
     pub signature: String,
     /// The event's text was cut: a line longer than
-    /// [`MAX_LINE_TEXT`](crate::framer::MAX_LINE_TEXT) kept only its ends.
+    /// [`MAX_LINE_TEXT`](crate::report::MAX_LINE_TEXT) kept only its ends.
     pub truncated: bool,
 }
 
 impl<'a> Match<'a> {
-    /// The named captures, converted ([`Fact::from_capture`]). Built on
-    /// request: a sink that only counts a burst of matches pays nothing.
+    /// The named captures, converted: a capture named `*_bytes` holding a
+    /// size (`2.00 GiB`, `1536 MiB`, a bare number of bytes) to an
+    /// [`Int`](Fact::Int) of bytes, anything else to [`Text`](Fact::Text),
+    /// trimmed and cut at 1 KiB. Built on request: a sink that only counts
+    /// a burst of matches pays nothing.
     ///
     /// ```
-    /// use cudnnlog::{Catalog, ScannerBuilder, facts::Fact, sink::{FnSink, Match}};
+    /// use cudnnlog::{Catalog, ScannerBuilder, report::Fact, sink::{FnSink, Match}};
     /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
     /// let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n";
     /// let mut facts = Vec::new();
@@ -134,9 +141,12 @@ impl Groups {
 /// An environment value a probe read from the log.
 #[derive(Debug)]
 pub struct EnvFact<'a> {
-    /// One of [`crate::environment::FIELDS`].
+    /// One of [`ENVIRONMENT_FIELDS`](crate::report::ENVIRONMENT_FIELDS).
     pub field: &'a str,
-    /// Normalised ([`crate::environment::normalize`]).
+    /// In the field's canonical spelling, whatever the log's: cuDNN
+    /// `91900` is `9.19.0`, CUDA `cu130` is `13.0`, a compute capability
+    /// `sm_86` is `8.6`, a framework is lower case, a boolean is
+    /// `true`/`false`; anything else trimmed.
     pub value: String,
     /// The probe that read it.
     pub probe: &'a crate::catalog::Probe,
@@ -226,7 +236,7 @@ impl Window<'_> {
     ///         Ok(true)
     ///     }
     ///     fn window_end(&mut self, w: &Window<'_>) -> Result<(), cudnnlog::Error> {
-    ///         let second = |t: Option<cudnnlog::prefix::Timestamp>| t.map(|t| t.second);
+    ///         let second = |t: Option<cudnnlog::report::Timestamp>| t.map(|t| t.second);
     ///         let at = self.0.drain(..);
     ///         self.1.extend(at.map(|(b, r)| (second(w.timestamp_before(b)), second(w.timestamp_before_of(b, r)))));
     ///         Ok(())
@@ -253,7 +263,7 @@ impl Window<'_> {
     /// has a year, or no dated line is near.
     ///
     /// ```
-    /// use cudnnlog::{Catalog, ScannerBuilder, prefix::Timestamp, sink::{Match, Sink, Window}};
+    /// use cudnnlog::{Catalog, ScannerBuilder, report::Timestamp, sink::{Match, Sink, Window}};
     /// struct Years(Vec<(u64, Timestamp)>, Vec<Option<String>>);
     /// impl Sink for Years {
     ///     type Error = cudnnlog::Error;

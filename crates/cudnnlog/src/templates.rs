@@ -17,18 +17,6 @@
 //! has matched while `MAX_CANDIDATES` newer ones of its bucket were made or
 //! matched leaves the candidates: it is still reported, but a later line
 //! like it starts a new template instead of joining it.
-//!
-//! ```
-//! use cudnnlog::templates::Templates;
-//! let mut t = Templates::default();
-//! for (shard, retry) in [(3, 1), (17, 4), (250, 2)] {
-//!     t.add(&format!("checkpoint upload of shard {shard} failed after {retry} retries: HTTP 503"), None);
-//! }
-//! let all = t.templates();
-//! assert_eq!(all.len(), 1);
-//! assert_eq!(all[0].text, "checkpoint upload of shard <*> failed after <*> retries: HTTP <*>");
-//! assert_eq!(all[0].count, 3);
-//! ```
 
 use std::collections::HashMap;
 
@@ -501,3 +489,6 @@ mod tests {
         assert_eq!(a.dropped, 5);
     }
 }
+
+#[cfg(test)]
+mod examples;

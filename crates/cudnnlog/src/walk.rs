@@ -10,7 +10,7 @@
 //! `rank0.log.2.gz`) are kept. A file named explicitly is always read.
 //!
 //! ```
-//! use cudnnlog::walk::Walk;
+//! use cudnnlog::source::Walk;
 //! let dir = std::env::temp_dir().join(format!("cudnnlog-walk-doc-{}", std::process::id()));
 //! std::fs::create_dir_all(dir.join(".cache")).unwrap();
 //! for name in ["rank0.log", "rank1.log.1.gz", "README.md", "model.safetensors", ".cache/old.log"] {
@@ -138,7 +138,7 @@ const NOT_LOGS: &[&str] = &[
 /// Whether a file's name says it is not a log.
 ///
 /// ```
-/// use cudnnlog::walk::not_a_log_by_name;
+/// use cudnnlog::source::not_a_log_by_name;
 /// assert!(not_a_log_by_name("model.safetensors") && not_a_log_by_name("README.md"));
 /// assert!(!not_a_log_by_name("rank0.log.2.gz") && !not_a_log_by_name("slurm-8812.out"));
 /// ```
@@ -232,7 +232,7 @@ impl Walk {
     /// entries that cannot be read are [`Walked::skipped`], not errors.
     ///
     /// ```
-    /// use cudnnlog::walk::Walk;
+    /// use cudnnlog::source::Walk;
     /// let dir = std::env::temp_dir().join(format!("cudnnlog-walk-files-doc-{}", std::process::id()));
     /// std::fs::create_dir_all(dir.join("old")).unwrap();
     /// for name in ["job.out", "job.err", "old/job.out"] {

@@ -58,7 +58,7 @@ const CLASSES: [&str; 48] = [
 #[test]
 fn every_example_and_counterexample_behaves() {
     let catalog = Catalog::builtin().unwrap();
-    let failures = cudnnlog::check::check_catalog(&catalog);
+    let failures = cudnnlog::catalog::check_catalog(&catalog);
     let listed: Vec<String> = failures.iter().map(|f| f.to_string()).collect();
     assert!(
         failures.is_empty(),

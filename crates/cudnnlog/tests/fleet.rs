@@ -2,8 +2,8 @@
 //! verdict of scanning it alone, and the summary does not depend on the
 //! order jobs finish in.
 
+use cudnnlog::fleet::{group, Job};
 use cudnnlog::fleet::{scan_job, triage, Summary, Verdict};
-use cudnnlog::job::{group, Job};
 use cudnnlog::{Catalog, MmapChoice, ScannerBuilder};
 use std::path::{Path, PathBuf};
 

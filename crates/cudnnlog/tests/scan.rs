@@ -59,7 +59,7 @@ fn pytorch_oom_is_found_with_its_place_and_numbers() {
         .starts_with("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.53 GiB"));
     assert_eq!(
         f.facts["requested_bytes"],
-        cudnnlog::facts::Fact::Int(1_642_824_991)
+        cudnnlog::report::Fact::Int(1_642_824_991)
     );
     assert_eq!(r.sources[0].lines, 29);
 }
@@ -72,7 +72,7 @@ fn lightning_oom_after_progress_bar_redraws() {
     assert_eq!((f.first.line, f.first.epoch), (89, Some(0)));
     assert_eq!(
         f.facts["requested_bytes"],
-        cudnnlog::facts::Fact::Int(64 << 30)
+        cudnnlog::report::Fact::Int(64 << 30)
     );
     // A single 64 GiB request above a 6.99 GiB allowance: the input is too big.
     let top: Vec<&str> = f.causes.iter().take(2).map(|c| c.id.as_str()).collect();

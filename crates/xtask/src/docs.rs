@@ -165,10 +165,10 @@ pub fn knowledge_table() -> Result<String> {
     );
     for r in catalog.knowledge() {
         let read = match &r.read {
-            cudnnlog::knowledge::Read::Fact(f) => format!("fact `{f}`"),
-            cudnnlog::knowledge::Read::Message => "message".to_string(),
-            cudnnlog::knowledge::Read::Env(f) => format!("environment `{f}`"),
-            cudnnlog::knowledge::Read::Finding => "other findings of the log".to_string(),
+            cudnnlog::catalog::Read::Fact(f) => format!("fact `{f}`"),
+            cudnnlog::catalog::Read::Message => "message".to_string(),
+            cudnnlog::catalog::Read::Env(f) => format!("environment `{f}`"),
+            cudnnlog::catalog::Read::Finding => "other findings of the log".to_string(),
         };
         let classes: Vec<String> = r.classes.iter().map(|c| format!("`{c}`")).collect();
         let effect: Vec<String> = r

@@ -127,7 +127,7 @@ pub(crate) const TABLE_TEMPLATES: usize = 10;
 /// has both).
 pub(crate) fn shown_fields(report: &Report) -> impl Iterator<Item = &'static str> + '_ {
     let explicit = report.environment.contains_key("framework_version");
-    cudnnlog::environment::FIELDS
+    cudnnlog::report::ENVIRONMENT_FIELDS
         .iter()
         .copied()
         .filter(move |f| !(explicit && *f == "framework_build"))

@@ -294,7 +294,7 @@ fn findings_list(
 }
 
 /// The culprit's ranks as a phrase: `rank 3`, `ranks 1, 2`.
-fn ranks_named(c: &cudnnlog::culprit::Culprit) -> String {
+fn ranks_named(c: &cudnnlog::report::Culprit) -> String {
     let ranks: Vec<String> = c.ranks.iter().map(u32::to_string).collect();
     let noun = if c.ranks.len() == 1 { "rank" } else { "ranks" };
     format!("{noun} {}", ranks.join(", "))

@@ -561,6 +561,14 @@ mod query;
 mod validate;
 
 pub use lazy::LazyRegex;
+
+// What a catalog holds beyond its patterns, and its self-check.
+pub use crate::check::{check_catalog, check_patterns, CheckFailure};
+pub use crate::compat::{Arch, Compat, DriverReq, TfBuild, TorchBuild};
+pub use crate::culprit::{EvidenceKind, EvidenceRule};
+pub use crate::fingerprint::{Build, Release};
+pub use crate::knowledge::{Framework, KnowledgeRule, Read, Signal, Signals};
+pub use crate::status::{Enum, Member};
 pub(crate) use validate::anchor_table;
 #[cfg(test)]
 mod tests;

@@ -25,7 +25,9 @@ pub(crate) mod rules;
 mod runs;
 mod stage;
 
-pub use stage::{diagnose, Diagnosis, Findings, Observation};
+pub(crate) use stage::Findings;
+#[cfg(test)]
+pub(crate) use stage::{diagnose, Observation};
 pub(crate) use stage::{diagnose_owned, place};
 
 use crate::catalog::{Catalog, Pattern, Severity};
@@ -359,3 +361,6 @@ fn normalise(catalog: &Catalog, ws: Weights) -> Vec<RankedCause> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod examples;

@@ -13,23 +13,11 @@ use crate::environment::Environment;
 use crate::facts::Fact;
 use crate::report::{CrossRun, Finding, Outcome, Place};
 use crate::sink::Location;
+#[cfg(test)]
 use std::collections::BTreeMap;
 
 /// What a log shows before diagnosis: one entry per class and signature,
 /// in log order, and the environment its probes read.
-///
-/// ```
-/// use cudnnlog::diagnose::{diagnose, Findings, Observation};
-/// use cudnnlog::Catalog;
-/// let catalog = Catalog::builtin().unwrap();
-/// let mut findings = Findings::new(1);
-/// let oom = Observation::new(&catalog, "cuda-oom-pytorch-allocator", "torch.OutOfMemoryError: CUDA out of memory.")
-///     .unwrap()
-///     .line(12);
-/// findings.push(oom);
-/// let dx = diagnose(&findings, &catalog);
-/// assert_eq!(dx.primary.as_deref(), Some("cuda.oom"));
-/// ```
 #[derive(Clone, Debug, Default)]
 pub struct Findings {
     pub(crate) drafts: Vec<Draft>,
@@ -39,11 +27,7 @@ pub struct Findings {
 
 impl Findings {
     /// No findings yet, for a report over `sources` sources.
-    ///
-    /// ```
-    /// let f = cudnnlog::diagnose::Findings::new(2);
-    /// assert!(f.is_empty());
-    /// ```
+    #[cfg(test)]
     pub fn new(sources: usize) -> Findings {
         Findings {
             sources,
@@ -52,14 +36,7 @@ impl Findings {
     }
 
     /// Adds one finding; findings are kept in log order (source, byte).
-    ///
-    /// ```
-    /// # use cudnnlog::{Catalog, diagnose::{Findings, Observation}};
-    /// let catalog = Catalog::builtin().unwrap();
-    /// let mut f = Findings::new(1);
-    /// f.push(Observation::new(&catalog, "cuda-oom-pytorch-allocator", "CUDA out of memory.").unwrap());
-    /// assert_eq!(f.len(), 1);
-    /// ```
+    #[cfg(test)]
     pub fn push(&mut self, o: Observation) {
         let key = |d: &Draft| (d.first.source, d.first.byte);
         let at = self
@@ -71,42 +48,25 @@ impl Findings {
     }
 
     /// The environment the findings' sources show, to read or add to.
-    ///
-    /// ```
-    /// # use cudnnlog::diagnose::Findings;
-    /// use cudnnlog::sink::Location;
-    /// let mut f = Findings::new(1);
-    /// let at = Location { source: 0, line: 1, byte: 0, timestamp: None, rank: None };
-    /// f.environment_mut().record("framework", "pytorch", &at);
-    /// assert_eq!(f.environment().get("framework"), Some("pytorch"));
-    /// ```
+    #[cfg(test)]
     pub fn environment_mut(&mut self) -> &mut Environment {
         &mut self.env
     }
 
     /// The environment the findings' sources show.
-    ///
-    /// ```
-    /// assert!(cudnnlog::diagnose::Findings::new(1).environment().is_empty());
-    /// ```
+    #[cfg(test)]
     pub fn environment(&self) -> &Environment {
         &self.env
     }
 
     /// How many findings.
-    ///
-    /// ```
-    /// assert_eq!(cudnnlog::diagnose::Findings::new(1).len(), 0);
-    /// ```
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.drafts.len()
     }
 
     /// True when there is none.
-    ///
-    /// ```
-    /// assert!(cudnnlog::diagnose::Findings::new(1).is_empty());
-    /// ```
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.drafts.is_empty()
     }
@@ -114,33 +74,14 @@ impl Findings {
 
 /// One finding before diagnosis, built by hand: a pattern of the catalog
 /// matched a message somewhere.
-///
-/// ```
-/// use cudnnlog::{Catalog, diagnose::Observation, facts::Fact};
-/// let catalog = Catalog::builtin().unwrap();
-/// let o = Observation::new(&catalog, "cuda-oom-pytorch-allocator", "CUDA out of memory.")
-///     .unwrap()
-///     .line(40)
-///     .rank(1)
-///     .step(Some(300), None)
-///     .fact("requested_bytes", Fact::Int(2 << 30));
-/// assert_eq!(o.class(), "cuda.oom");
-/// assert!(Observation::new(&catalog, "no-such-pattern", "x").is_none());
-/// ```
+#[cfg(test)]
 #[derive(Clone, Debug)]
 pub struct Observation(Draft);
 
+#[cfg(test)]
 impl Observation {
     /// A finding of pattern `pattern` (its id) with this message, seen once
     /// on line 1 of source 0; `None` for an id the catalog does not have.
-    ///
-    /// ```
-    /// # use cudnnlog::{Catalog, diagnose::Observation};
-    /// let catalog = Catalog::builtin().unwrap();
-    /// let o = Observation::new(&catalog, "cuda-oom-pytorch-allocator", "CUDA out of memory.");
-    /// assert_eq!(o.unwrap().class(), "cuda.oom");
-    /// assert!(Observation::new(&catalog, "no-such-pattern", "x").is_none());
-    /// ```
     pub fn new(catalog: &Catalog, pattern: &str, message: &str) -> Option<Observation> {
         let index = catalog.patterns().iter().position(|p| p.id == pattern)?;
         let p = &catalog.patterns()[index];
@@ -173,27 +114,12 @@ impl Observation {
     }
 
     /// Its class id.
-    ///
-    /// ```
-    /// # use cudnnlog::{Catalog, diagnose::Observation};
-    /// let catalog = Catalog::builtin().unwrap();
-    /// let o = Observation::new(&catalog, "cuda-oom-pytorch-allocator", "CUDA out of memory.").unwrap();
-    /// assert_eq!(o.class(), "cuda.oom");
-    /// ```
     pub fn class(&self) -> &str {
         &self.0.class
     }
 
     /// Seen first (and last) on `line`; its byte offset is taken to be
     /// 100 per line, which keeps hand-built findings in order.
-    ///
-    /// ```
-    /// # use cudnnlog::{Catalog, diagnose::{diagnose, Findings, Observation}};
-    /// let catalog = Catalog::builtin().unwrap();
-    /// let mut f = Findings::new(1);
-    /// f.push(Observation::new(&catalog, "cuda-oom-pytorch-allocator", "CUDA out of memory.").unwrap().line(40));
-    /// assert_eq!(diagnose(&f, &catalog).findings[0].first.line, 40);
-    /// ```
     pub fn line(mut self, line: u64) -> Observation {
         self.0.first.line = line;
         self.0.first.byte = line.saturating_sub(1) * 100;
@@ -202,14 +128,6 @@ impl Observation {
     }
 
     /// In source `source` (an index into the report's sources).
-    ///
-    /// ```
-    /// # use cudnnlog::{Catalog, diagnose::{diagnose, Findings, Observation}};
-    /// let catalog = Catalog::builtin().unwrap();
-    /// let mut f = Findings::new(2);
-    /// f.push(Observation::new(&catalog, "cuda-oom-pytorch-allocator", "CUDA out of memory.").unwrap().source(1));
-    /// assert_eq!(diagnose(&f, &catalog).findings[0].first.source, 1);
-    /// ```
     pub fn source(mut self, source: usize) -> Observation {
         self.0.first.source = source;
         self.0.last.source = source;
@@ -217,14 +135,6 @@ impl Observation {
     }
 
     /// Written by rank `rank`.
-    ///
-    /// ```
-    /// # use cudnnlog::{Catalog, diagnose::{diagnose, Findings, Observation}};
-    /// let catalog = Catalog::builtin().unwrap();
-    /// let mut f = Findings::new(1);
-    /// f.push(Observation::new(&catalog, "cuda-oom-pytorch-allocator", "CUDA out of memory.").unwrap().rank(3));
-    /// assert_eq!(diagnose(&f, &catalog).findings[0].ranks, vec![3]);
-    /// ```
     pub fn rank(mut self, rank: u32) -> Observation {
         self.0.first.rank = Some(rank);
         self.0.last.rank = Some(rank);
@@ -236,15 +146,6 @@ impl Observation {
     }
 
     /// The training step and epoch the log had reached before it.
-    ///
-    /// ```
-    /// # use cudnnlog::{Catalog, diagnose::{diagnose, Findings, Observation}};
-    /// let catalog = Catalog::builtin().unwrap();
-    /// let mut f = Findings::new(1);
-    /// f.push(Observation::new(&catalog, "cuda-oom-pytorch-allocator", "CUDA out of memory.").unwrap().step(Some(300), Some(2)));
-    /// let first = &diagnose(&f, &catalog).findings[0].first;
-    /// assert_eq!((first.step, first.epoch), (Some(300), Some(2)));
-    /// ```
     pub fn step(mut self, step: Option<u64>, epoch: Option<u64>) -> Observation {
         let p = Progress {
             step,
@@ -257,29 +158,12 @@ impl Observation {
     }
 
     /// A value its pattern captured (`requested_bytes`, `status`, …).
-    ///
-    /// ```
-    /// # use cudnnlog::{Catalog, diagnose::{diagnose, Findings, Observation}, facts::Fact};
-    /// let catalog = Catalog::builtin().unwrap();
-    /// let mut f = Findings::new(1);
-    /// f.push(Observation::new(&catalog, "cuda-oom-pytorch-allocator", "CUDA out of memory.").unwrap().fact("requested_bytes", Fact::Int(2 << 30)));
-    /// let dx = diagnose(&f, &catalog);
-    /// assert_eq!(dx.findings[0].facts.get("requested_bytes"), Some(&Fact::Int(2 << 30)));
-    /// ```
     pub fn fact(mut self, name: &str, value: Fact) -> Observation {
         self.0.facts.insert(name.to_string(), value);
         self
     }
 
     /// Seen `count` times in all (at least once).
-    ///
-    /// ```
-    /// # use cudnnlog::{Catalog, diagnose::{diagnose, Findings, Observation}};
-    /// let catalog = Catalog::builtin().unwrap();
-    /// let mut f = Findings::new(1);
-    /// f.push(Observation::new(&catalog, "cuda-oom-pytorch-allocator", "CUDA out of memory.").unwrap().count(7));
-    /// assert_eq!(diagnose(&f, &catalog).findings[0].count, 7);
-    /// ```
     pub fn count(mut self, count: u64) -> Observation {
         self.0.count = count.max(1);
         self
@@ -288,13 +172,6 @@ impl Observation {
 
 /// The explained findings: causes with evidence, remediations, fallout,
 /// the culprit, the primary failure.
-///
-/// ```
-/// # use cudnnlog::{Catalog, diagnose::{diagnose, Findings}};
-/// let dx = diagnose(&Findings::new(1), &Catalog::builtin().unwrap());
-/// assert!(dx.findings.is_empty());
-/// assert_eq!(dx.outcome, cudnnlog::report::Outcome::Clean);
-/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Diagnosis {
     /// The findings as a report shows them (warnings made fatal by a
@@ -310,23 +187,7 @@ pub struct Diagnosis {
 
 /// Diagnoses findings against the catalog's causes, rules and
 /// remediations.
-///
-/// ```
-/// use cudnnlog::{Catalog, diagnose::{diagnose, Findings, Observation}, facts::Fact};
-/// let catalog = Catalog::builtin().unwrap();
-/// let mut f = Findings::new(1);
-/// // The request would fit in free + reserved-but-unallocated memory:
-/// // fragmentation, from the message's own numbers.
-/// f.push(
-///     Observation::new(&catalog, "cuda-oom-pytorch-allocator", "torch.OutOfMemoryError: CUDA out of memory.")
-///         .unwrap()
-///         .fact("requested_bytes", Fact::Int(2 << 30))
-///         .fact("free_bytes", Fact::Int(1 << 30))
-///         .fact("reserved_unallocated_bytes", Fact::Int(6 << 30)),
-/// );
-/// let dx = diagnose(&f, &catalog);
-/// assert_eq!(dx.findings[0].causes[0].id, "fragmentation");
-/// ```
+#[cfg(test)]
 pub fn diagnose(findings: &Findings, catalog: &Catalog) -> Diagnosis {
     diagnose_owned(findings.clone(), catalog).0
 }

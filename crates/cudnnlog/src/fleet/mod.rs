@@ -1,4 +1,4 @@
-//! Fleet triage: a [`Verdict`] per [job](crate::job), and a [`Summary`]
+//! Fleet triage: a [`Verdict`] per [`Job`], and a [`Summary`]
 //! that groups the same failure across jobs by fingerprint.
 //!
 //! [`scan_job`] scans the files of one job into one report, each file's
@@ -9,7 +9,7 @@
 //!
 //! ```
 //! use cudnnlog::fleet::{triage, Summary};
-//! use cudnnlog::job::group;
+//! use cudnnlog::fleet::group;
 //! use cudnnlog::{Catalog, MmapChoice, ScannerBuilder};
 //!
 //! let dir = std::env::temp_dir().join(format!("cudnnlog-fleet-doc-{}", std::process::id()));
@@ -42,7 +42,9 @@ pub use verdict::{
     fingerprint_of, primary_finding, Verdict, VerdictCause, VerdictPlace, FINGERPRINT_TOKENS,
 };
 
-use crate::job::Job;
+// Jobs: the logs of one run, grouped from a list of files.
+pub use crate::job::{group, Job, JobSource};
+
 use crate::report::{FindingsSink, Report};
 use crate::sink::Fork;
 use crate::{MmapChoice, Scanner};
@@ -77,7 +79,7 @@ pub struct FleetDocument {
 /// outcome.
 ///
 /// ```
-/// use cudnnlog::{fleet::scan_job, job::Job, Catalog, MmapChoice, ScannerBuilder};
+/// use cudnnlog::{fleet::scan_job, fleet::Job, Catalog, MmapChoice, ScannerBuilder};
 /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
 /// let done = scan_job(&scanner, &Job::single("/no/such/file.log".into()), MmapChoice::never());
 /// assert!(done.verdict.outcome.is_none());
@@ -126,7 +128,7 @@ pub fn scan_job(scanner: &Scanner, job: &Job, mmap: MmapChoice) -> Triaged {
 /// away) stops the jobs not yet started.
 ///
 /// ```
-/// use cudnnlog::{fleet::triage, job::Job, report::Outcome, Catalog, MmapChoice, ScannerBuilder};
+/// use cudnnlog::{fleet::triage, fleet::Job, report::Outcome, Catalog, MmapChoice, ScannerBuilder};
 /// let dir = std::env::temp_dir().join(format!("cudnnlog-triage-doc-{}", std::process::id()));
 /// std::fs::create_dir_all(&dir).unwrap();
 /// std::fs::write(dir.join("a.log"), "RuntimeError: CUDA error: an illegal memory access was encountered\n").unwrap();

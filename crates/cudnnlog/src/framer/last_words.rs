@@ -15,19 +15,6 @@ const LAST_WORDS_LINES: usize = 20;
 /// writer) says the program went on — a progress marker (`step 12`, `epoch
 /// 3`), or the words a survivor logs (`Falling back to cpu`, `retrying`,
 /// `skipping`, `ignoring`).
-///
-/// ```
-/// use cudnnlog::framer::{last_words, Framer};
-/// let died = b"Traceback (most recent call last):\n  File \"a.py\", line 1\nValueError: x\nAborted (core dumped)\n";
-/// let went_on = b"Traceback (most recent call last):\n  File \"a.py\", line 1\nValueError: x\nFalling back to cpu.\nstep 1 loss 0.3\n";
-/// for (log, want) in [(&died[..], true), (&went_on[..], false)] {
-///     let mut seen = None;
-///     Framer::new().frame(log, 0..log.len(), &mut |ev| {
-///         if ev.exception.is_some() { seen = Some(last_words(log, ev)); }
-///     });
-///     assert_eq!(seen, Some(want));
-/// }
-/// ```
 pub fn last_words(hay: &[u8], ev: &Event<'_>) -> bool {
     fn went_on() -> &'static [memchr::memmem::Finder<'static>] {
         static FINDERS: std::sync::OnceLock<Vec<memchr::memmem::Finder<'static>>> =

@@ -252,14 +252,6 @@ enum Step {
 
 impl Framer {
     /// A framer with no open events, as [`Framer::default`].
-    ///
-    /// ```
-    /// use cudnnlog::framer::{EventKind, Framer};
-    /// let log = b"Traceback (most recent call last):\n  File \"t.py\", line 1, in <module>\nValueError: bad\nINFO step 2\n";
-    /// let mut kinds = Vec::new();
-    /// Framer::new().frame(log, 0..log.len(), &mut |e| kinds.push((e.kind, e.lines.len())));
-    /// assert_eq!(kinds, [(EventKind::Traceback, 3), (EventKind::Line, 1)]);
-    /// ```
     pub fn new() -> Framer {
         Framer::default()
     }
@@ -685,3 +677,6 @@ impl Framer {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod examples;

@@ -13,19 +13,6 @@ impl Event<'_> {
     /// A line longer than [`MAX_LINE_TEXT`] keeps its head and its tail
     /// (where a status often is) around ` … `; the result is true when a
     /// line was cut so.
-    ///
-    /// ```
-    /// use cudnnlog::framer::{Framer, MAX_LINE_TEXT};
-    /// let mut log = vec![b'x'; 4 * MAX_LINE_TEXT];
-    /// log.extend_from_slice(b" CUDNN_STATUS_EXECUTION_FAILED\n");
-    /// let (mut text, mut at, mut scratch) = (String::new(), Vec::new(), Vec::new());
-    /// let mut cut = None;
-    /// Framer::new().frame(&log, 0..log.len(), &mut |ev| {
-    ///     cut = Some(ev.text_into(&log, &mut text, &mut at, &mut scratch));
-    /// });
-    /// assert_eq!(cut, Some(true));
-    /// assert!(text.len() < MAX_LINE_TEXT + 16 && text.ends_with("CUDNN_STATUS_EXECUTION_FAILED"));
-    /// ```
     pub fn text_into(
         &self,
         hay: &[u8],

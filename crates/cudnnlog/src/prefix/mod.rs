@@ -74,27 +74,12 @@ pub struct Prefix {
 impl Prefix {
     /// True when the line carries a timestamp or a level: a new log record,
     /// not the continuation of a multi-line message.
-    ///
-    /// ```
-    /// use cudnnlog::prefix::parse_prefix;
-    /// assert!(parse_prefix(b"2026-11-29 19:41:10,166 INFO train: step 3").starts_record());
-    /// assert!(!parse_prefix(b"    loss.backward()").starts_record());
-    /// ```
     pub fn starts_record(&self) -> bool {
         self.timestamp.is_some() || self.level.is_some()
     }
 }
 
 /// Parses the prefixes at the start of `line` (ANSI codes already removed).
-///
-/// ```
-/// use cudnnlog::prefix::{parse_prefix, Origin, Level};
-/// let line = b"[rank0]:[E1129 19:46:54.456820794 ProcessGroupNCCL.cpp:689] [Rank 0] Watchdog";
-/// let p = parse_prefix(line);
-/// assert_eq!(p.origin, Some(Origin::Rank(0)));
-/// assert_eq!(p.level, Some(Level::Error));
-/// assert_eq!(&line[p.body..], b"[Rank 0] Watchdog");
-/// ```
 pub fn parse_prefix(line: &[u8]) -> Prefix {
     let mut p = Prefix::default();
     let mut rest = &line[markup_head(line)..];
@@ -196,13 +181,6 @@ fn markup_head(line: &[u8]) -> usize {
 
 /// The length of markup of pasted text that ends `body`: a closing code
 /// fence or inline code mark, `</pre>`, `</code>`.
-///
-/// ```
-/// use cudnnlog::prefix::markup_tail;
-/// assert_eq!(markup_tail(b"Aborted (core dumped)```"), 3);
-/// assert_eq!(markup_tail(b"compute capability 7.5.`"), 1);
-/// assert_eq!(markup_tail(b"Compile with `TORCH_USE_CUDA_DSA`"), 0);
-/// ```
 pub fn markup_tail(body: &[u8]) -> usize {
     for tag in [&b"```"[..], b"</pre>", b"</code>"] {
         if body.ends_with(tag) {
@@ -470,3 +448,6 @@ mod tests {
         assert_eq!(body("WARNING:root:x").0, "root:x");
     }
 }
+
+#[cfg(test)]
+mod examples;

@@ -83,11 +83,26 @@ impl fmt::Display for Timestamp {
 const ZONE_SLACK_SECS: i64 = 24 * 3600;
 
 impl Timestamp {
+    /// The time at the start of a log line, read as a scan reads it: after
+    /// a container, launcher or rank tag, in any of the formats the scanner
+    /// knows (ISO 8601, Python logging, glog/absl, syslog, dmesg uptime…).
+    /// `None` when the line's prefix holds no time.
+    ///
+    /// ```
+    /// use cudnnlog::report::Timestamp;
+    /// let ts = Timestamp::of_line(b"[rank1]: 2026-11-29 19:41:10,166 ERROR boom").unwrap();
+    /// assert_eq!(ts.iso().as_deref(), Some("2026-11-29T19:41:10.166"));
+    /// assert!(Timestamp::of_line(b"Traceback (most recent call last):").is_none());
+    /// ```
+    pub fn of_line(line: &[u8]) -> Option<Timestamp> {
+        super::parse_prefix(line).timestamp
+    }
+
     /// True for a calendar time (not a dmesg uptime).
     ///
     /// ```
-    /// use cudnnlog::prefix::parse_prefix;
-    /// let ts = |l: &str| parse_prefix(l.as_bytes()).timestamp.unwrap();
+    /// use cudnnlog::report::Timestamp;
+    /// let ts = |l: &str| Timestamp::of_line(l.as_bytes()).unwrap();
     /// assert!(ts("2026-11-29 19:41:10,166 INFO x").is_calendar());
     /// assert!(!ts("[ 4821.553190] NVRM: Xid 79").is_calendar());
     /// ```
@@ -99,8 +114,8 @@ impl Timestamp {
     /// reader has filled in yet.
     ///
     /// ```
-    /// use cudnnlog::prefix::parse_prefix;
-    /// let ts = |l: &str| parse_prefix(l.as_bytes()).timestamp.unwrap();
+    /// use cudnnlog::report::Timestamp;
+    /// let ts = |l: &str| Timestamp::of_line(l.as_bytes()).unwrap();
     /// assert!(ts("E1129 19:46:54.456820794 1 f.cc:1] x").needs_year());
     /// assert!(!ts("2026-11-29 19:41:10,166 INFO x").needs_year());
     /// ```
@@ -115,8 +130,8 @@ impl Timestamp {
     /// parsers refuse it.
     ///
     /// ```
-    /// use cudnnlog::prefix::parse_prefix;
-    /// let ts = |l: &str| parse_prefix(l.as_bytes()).timestamp.unwrap();
+    /// use cudnnlog::report::Timestamp;
+    /// let ts = |l: &str| Timestamp::of_line(l.as_bytes()).unwrap();
     /// assert!(ts("2024-02-29 10:00:00 INFO x").is_valid());
     /// assert!(!ts("2023-02-29 10:00:00 INFO x").is_valid());
     /// ```
@@ -145,8 +160,8 @@ impl Timestamp {
     /// not a valid date ([`Timestamp::is_valid`]).
     ///
     /// ```
-    /// use cudnnlog::prefix::parse_prefix;
-    /// let ts = |l: &str| parse_prefix(l.as_bytes()).timestamp.unwrap();
+    /// use cudnnlog::report::Timestamp;
+    /// let ts = |l: &str| Timestamp::of_line(l.as_bytes()).unwrap();
     /// assert_eq!(ts("2026-11-29 19:41:10,166 INFO x").iso().as_deref(), Some("2026-11-29T19:41:10.166"));
     /// assert_eq!(ts("2026-11-29T19:41:10+0100 x").iso().as_deref(), Some("2026-11-29T19:41:10+01:00"));
     /// assert_eq!(ts("E1129 19:46:54.456820794 1 f.cc:1] x").iso(), None);
@@ -160,8 +175,8 @@ impl Timestamp {
     /// and for invalid fields.
     ///
     /// ```
-    /// use cudnnlog::prefix::parse_prefix;
-    /// let ts = |l: &str| parse_prefix(l.as_bytes()).timestamp.unwrap();
+    /// use cudnnlog::report::Timestamp;
+    /// let ts = |l: &str| Timestamp::of_line(l.as_bytes()).unwrap();
     /// assert_eq!(ts("E1129 19:46:54.456 1 f.cc:1] x").yearless().as_deref(), Some("--11-29T19:46:54.456"));
     /// assert_eq!(ts("2026-11-29 19:41:10 INFO x").yearless(), None);
     /// ```
@@ -172,8 +187,8 @@ impl Timestamp {
     /// A dmesg uptime as seconds written in decimal (`4821.553190`).
     ///
     /// ```
-    /// use cudnnlog::prefix::parse_prefix;
-    /// let ts = |l: &str| parse_prefix(l.as_bytes()).timestamp.unwrap();
+    /// use cudnnlog::report::Timestamp;
+    /// let ts = |l: &str| Timestamp::of_line(l.as_bytes()).unwrap();
     /// assert_eq!(ts("[ 4821.553190] NVRM: Xid 79").uptime_secs().as_deref(), Some("4821.553190"));
     /// assert_eq!(ts("2026-11-29 19:41:10 INFO x").uptime_secs(), None);
     /// ```
@@ -214,7 +229,7 @@ impl Timestamp {
     /// and when no year near the reference makes a valid date (29 February).
     ///
     /// ```
-    /// use cudnnlog::prefix::Timestamp;
+    /// use cudnnlog::report::Timestamp;
     /// let t = |y, mo, d| Timestamp { year: y, month: mo, day: d, hour: 12, ..Timestamp::default() };
     /// assert_eq!(t(None, 11, 29).with_year_near(&t(Some(2026), 11, 29)).year, Some(2026));
     /// assert_eq!(t(None, 12, 31).with_year_near(&t(Some(2027), 1, 1)).year, Some(2026));
@@ -243,7 +258,7 @@ impl Timestamp {
     /// Unchanged when it has a year.
     ///
     /// ```
-    /// use cudnnlog::prefix::Timestamp;
+    /// use cudnnlog::report::Timestamp;
     /// use std::time::{Duration, UNIX_EPOCH};
     /// let t = |mo, d| Timestamp { month: mo, day: d, hour: 12, ..Timestamp::default() };
     /// let jan_2_2027 = UNIX_EPOCH + Duration::from_secs(1_798_761_600 + 86_400);

@@ -33,7 +33,6 @@
 
 use crate::catalog::Severity;
 pub use crate::diagnose::{CrossRun, RankedCause};
-use crate::facts::Fact;
 use crate::source::SourceInfo;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -42,6 +41,14 @@ pub(crate) mod occurrences;
 mod sink;
 pub use occurrences::MAX_OCCURRENCES;
 pub use sink::{FindingsSink, MAX_SIGNATURES, OTHER_SIGNATURES};
+
+// What a report holds, from the steps that produce it.
+pub use crate::culprit::{Basis, Culprit, EvidenceLine};
+pub use crate::environment::FIELDS as ENVIRONMENT_FIELDS;
+pub use crate::facts::Fact;
+pub use crate::framer::MAX_LINE_TEXT;
+pub use crate::prefix::{Timestamp, Zone};
+pub use crate::templates::WILDCARD;
 
 /// The `schema` value of this version of the report.
 pub const SCHEMA: &str = "cudnnlog.report/1";
@@ -228,7 +235,7 @@ pub struct Finding {
     pub carried_by: Option<usize>,
     /// True when what the finding holds was cut to keep memory bounded: a
     /// line of its event longer than
-    /// [`MAX_LINE_TEXT`](crate::framer::MAX_LINE_TEXT) kept only its ends,
+    /// [`MAX_LINE_TEXT`] kept only its ends,
     /// or its class had [`MAX_SIGNATURES`] distinct
     /// signatures already and this finding counts the rest.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -299,3 +306,6 @@ pub fn seconds(t: &str) -> Option<f64> {
     let days = crate::prefix::time::days_from_civil(year, month, day);
     Some((days * 86_400 + hour * 3600 + min * 60) as f64 + sec)
 }
+
+#[cfg(test)]
+mod examples;

@@ -328,18 +328,8 @@ impl FindingsSink<'_> {
 
     /// The findings this sink grouped, not yet diagnosed: the input of
     /// [`diagnose`](crate::diagnose::diagnose).
-    ///
-    /// ```
-    /// use cudnnlog::{Catalog, ScannerBuilder, report::FindingsSink, diagnose::diagnose};
-    /// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
-    /// let mut sink = FindingsSink::new(scanner.catalog());
-    /// scanner.scan_slice(b"RuntimeError: CUDA error: an illegal memory access was encountered\n", &mut sink).unwrap();
-    /// let findings = sink.into_findings();
-    /// assert_eq!(findings.len(), 1);
-    /// let dx = diagnose(&findings, scanner.catalog());
-    /// assert_eq!(dx.primary.as_deref(), Some("cuda.illegal_address"));
-    /// ```
-    pub fn into_findings(self) -> Findings {
+    #[cfg(test)]
+    pub(crate) fn into_findings(self) -> Findings {
         let sources = self.sources.len();
         self.split(sources).0
     }

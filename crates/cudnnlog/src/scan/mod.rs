@@ -114,7 +114,7 @@ impl ScannerBuilder {
     /// end. Default: 64 KiB (a traceback of about 600 frames).
     ///
     /// ```
-    /// use cudnnlog::{Catalog, ScannerBuilder, framer::EventKind, sink::{FnSink, Match}};
+    /// use cudnnlog::{Catalog, ScannerBuilder, sink::EventKind, sink::{FnSink, Match}};
     /// let scanner = ScannerBuilder::new().context_before(1 << 20).build(Catalog::builtin().unwrap());
     /// let log = b"INFO train: step 3\nTraceback (most recent call last):\n  File \"/home/user/train/train.py\", line 21, in <module>\n    loss.backward()\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n";
     /// let mut events = Vec::new();

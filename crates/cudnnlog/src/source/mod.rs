@@ -9,6 +9,9 @@ use std::path::Path;
 
 mod decode;
 pub use decode::{decompressed, MAX_ZSTD_WINDOW};
+
+// Finding the logs under directories.
+pub use crate::walk::{not_a_log_by_name, SkipReason, Skipped, Walk, Walked};
 use decode::{what_next, Next};
 
 /// Whether regular files may be memory-mapped.

@@ -174,7 +174,7 @@ fn time(iso: Option<&str>, yearless: Option<&str>, years: bool) -> Option<f64> {
 }
 
 /// The x value of a culprit's evidence line on `axis`: its time or line.
-fn evidence_value(e: &cudnnlog::culprit::EvidenceLine, axis: Axis, years: bool) -> Option<f64> {
+fn evidence_value(e: &cudnnlog::report::EvidenceLine, axis: Axis, years: bool) -> Option<f64> {
     match axis {
         Axis::Time => time(e.timestamp.as_deref(), None, years),
         Axis::Line => Some(e.line as f64),
@@ -250,7 +250,7 @@ pub fn svg(out: &mut String, report: &Report, catalog: &Catalog, files: &Files, 
     let culprit_source = primary.map_or(0, |i| report.findings[i].first.source);
     lanes.extend(culprits.iter().map(|&r| (culprit_source, Who::Rank(r))));
     // The culprit's evidence lines that say when and which rank.
-    let evidence: Vec<(&cudnnlog::culprit::EvidenceLine, f64)> = primary
+    let evidence: Vec<(&cudnnlog::report::EvidenceLine, f64)> = primary
         .and_then(|i| report.findings[i].culprit.as_ref())
         .map_or(&[][..], |c| c.evidence.as_slice())
         .iter()
