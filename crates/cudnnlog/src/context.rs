@@ -40,6 +40,27 @@ impl LineCounter {
 }
 
 /// The step and epoch a log line reports.
+///
+/// ```
+/// use cudnnlog::{sink::{Match, Progress, Sink, Window}, Catalog, ScannerBuilder};
+/// struct Where(Vec<u64>, Vec<Progress>); // match offsets; the progress before each
+/// impl Sink for Where {
+///     type Error = cudnnlog::Error;
+///     fn matched(&mut self, m: &Match<'_>) -> Result<bool, cudnnlog::Error> {
+///         self.0.push(m.location.byte);
+///         Ok(true)
+///     }
+///     fn window_end(&mut self, w: &Window<'_>) -> Result<(), cudnnlog::Error> {
+///         self.1.extend(self.0.drain(..).map(|b| w.progress_before(b)));
+///         Ok(())
+///     }
+/// }
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+/// let log = b"2026-11-29 19:41:04,724 INFO train: epoch 2 step 3 batch 128 loss 2.3145\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n";
+/// let mut sink = Where(Vec::new(), Vec::new());
+/// scanner.scan_slice(log, &mut sink).unwrap();
+/// assert_eq!(sink.1, [Progress { step: Some(3), epoch: Some(2), batch: Some(128) }]);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Progress {
     /// The step: the number after `step`, `iter` or `iteration` (`step 3`,

@@ -89,6 +89,21 @@ pub(crate) struct EvidenceEntry {
 }
 
 /// A line of the log, as evidence.
+///
+/// ```
+/// use cudnnlog::{report::FindingsSink, Catalog, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+/// let mut sink = FindingsSink::new(scanner.catalog());
+/// let log = b"[rank1]:2026-12-01 12:16:27,455 INFO train: epoch 0 step 40 done\n\
+/// [rank0]:[E1201 12:16:37.380117495 ProcessGroupGloo.cpp:67] [Rank 0]: Rank 3 failed to pass monitoredBarrier in 10000 ms\n\
+/// [rank0]: RuntimeError: [Rank 0]: Rank 3 failed to pass monitoredBarrier in 10000 ms\n";
+/// scanner.scan_slice(log, &mut sink)?;
+/// let report = sink.into_report();
+/// let line = &report.findings[0].culprit.as_ref().unwrap().evidence[0];
+/// assert_eq!((line.line, line.rank, line.timestamp.as_deref()), (2, Some(0), None)); // rank 0's line; glog gives no year
+/// assert!(line.text.starts_with("[rank0]:[E1201 12:16:37.380117495 ProcessGroupGloo.cpp:67]"));
+/// # Ok::<(), cudnnlog::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EvidenceLine {
     /// 1-based line number.
@@ -131,6 +146,23 @@ pub struct RankEvidence {
 }
 
 /// The rank(s) at fault, as the report shows them.
+///
+/// ```
+/// use cudnnlog::{report::{Basis, FindingsSink}, Catalog, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+/// let mut sink = FindingsSink::new(scanner.catalog());
+/// // Rank 0 reports the failed barrier; the rank at fault is the one it names.
+/// let log = b"[rank1]:2026-12-01 12:16:27,455 INFO train: epoch 0 step 40 done\n\
+/// [rank0]:[E1201 12:16:37.380117495 ProcessGroupGloo.cpp:67] [Rank 0]: Rank 3 failed to pass monitoredBarrier in 10000 ms\n\
+/// [rank0]: RuntimeError: [Rank 0]: Rank 3 failed to pass monitoredBarrier in 10000 ms\n";
+/// scanner.scan_slice(log, &mut sink)?;
+/// let report = sink.into_report();
+/// let culprit = report.findings[0].culprit.as_ref().unwrap();
+/// assert_eq!((culprit.ranks.as_slice(), culprit.basis), (&[3][..], Basis::Barrier));
+/// assert_eq!(culprit.reason, "the barrier names rank 3 as late");
+/// assert_eq!(culprit.evidence[0].line, 2);
+/// # Ok::<(), cudnnlog::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Culprit {

@@ -8,6 +8,20 @@ use serde::Serialize;
 use std::fmt;
 
 /// The value of one fact.
+///
+/// ```
+/// use cudnnlog::{report::{Fact, FindingsSink}, Catalog, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+/// let mut sink = FindingsSink::new(scanner.catalog());
+/// let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n";
+/// scanner.scan_slice(log, &mut sink)?;
+/// let facts = &sink.into_report().findings[0].facts;
+/// // A `*_bytes` capture is a number of bytes; any other stays text.
+/// assert_eq!(facts["requested_bytes"], Fact::Int(2 << 30));
+/// assert_eq!(facts["exception"], Fact::Text("torch.OutOfMemoryError".into()));
+/// assert_eq!((facts["requested_bytes"].to_string(), facts["device"].to_string()), ("2147483648".into(), "0".into()));
+/// # Ok::<(), cudnnlog::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum Fact {

@@ -47,6 +47,19 @@ pub const MAX_PENDING: usize = 8 << 20;
 pub const MAX_ANNOUNCED: usize = 100_000;
 
 /// A finding seen for the first time.
+///
+/// ```
+/// use cudnnlog::{follow::Follower, Catalog, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+/// let mut f = Follower::new(&scanner);
+/// f.push(b"INFO step 1\nINFO step 2\n");
+/// assert!(f.scan(false).unwrap().is_empty());
+/// f.push(b"RuntimeError: CUDA error: an illegal memory access was encountered\n");
+/// let new = f.scan(false).unwrap();
+/// // Where it is in the whole input, not in the bytes of this scan.
+/// assert_eq!((new[0].finding.class.as_str(), new[0].place.line, new[0].place.byte, new[0].place.step), ("cuda.illegal_address", 3, 24, Some(2)));
+/// assert_eq!(new[0].finding.first, new[0].place);
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Announced {
     /// The finding as this scan saw it; `first` and `last` hold offsets and
@@ -58,6 +71,26 @@ pub struct Announced {
 }
 
 /// Follows a growing log; see the [module documentation](self).
+///
+/// ```
+/// use cudnnlog::{follow::Follower, Catalog, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+/// let mut follower = Follower::new(&scanner);
+/// let mut classes = Vec::new();
+/// // The log arrives in pieces as a file that is polled would, a line cut between two reads.
+/// let pieces: [&[u8]; 3] = [
+///     b"INFO step 1\nRuntimeError: CUDA error: an illeg",
+///     b"al memory access was encountered\n",
+///     b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.",
+/// ];
+/// for piece in pieces {
+///     follower.push(piece);
+///     classes.extend(follower.scan(false).unwrap().into_iter().map(|a| a.finding.class));
+/// }
+/// assert_eq!(classes, ["cuda.illegal_address"]); // the last line has not ended
+/// classes.extend(follower.scan(true).unwrap().into_iter().map(|a| a.finding.class)); // the writer went quiet
+/// assert_eq!(classes, ["cuda.illegal_address", "cuda.oom"]);
+/// ```
 pub struct Follower<'s> {
     scanner: &'s Scanner,
     /// Bytes from offset `base` of the input: context, then unscanned.

@@ -42,6 +42,17 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// One job: the files one verdict is about, in the order given.
+///
+/// ```
+/// use cudnnlog::fleet::{group, Job};
+/// use std::path::PathBuf;
+/// let paths: Vec<PathBuf> = ["logs/job.out", "logs/job.err", "logs/eval.log"].iter().map(PathBuf::from).collect();
+/// let jobs = group(&paths);
+/// // The two streams of one job are one job; the other file is its own.
+/// assert_eq!(jobs.len(), 2);
+/// assert_eq!(jobs[0].sources.iter().map(|s| s.path.to_str().unwrap()).collect::<Vec<_>>(), ["logs/job.out", "logs/job.err"]);
+/// assert_eq!(jobs[1], Job::single("logs/eval.log".into()));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Job {
     /// How the job is named in a verdict: the file's path for a one-file
@@ -53,6 +64,16 @@ pub struct Job {
 }
 
 /// One file of a job.
+///
+/// ```
+/// use cudnnlog::fleet::group;
+/// use std::path::PathBuf;
+/// let paths: Vec<PathBuf> = ["run/attempt_0/0/stderr.log", "run/attempt_0/1/stderr.log"].iter().map(PathBuf::from).collect();
+/// let job = &group(&paths)[0];
+/// // torchrun's `--log-dir` layout: the directory names the rank.
+/// assert_eq!(job.sources.iter().map(|s| s.rank).collect::<Vec<_>>(), [Some(0), Some(1)]);
+/// assert_eq!(job.sources[1].path, PathBuf::from("run/attempt_0/1/stderr.log"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JobSource {
     /// The file.

@@ -41,6 +41,28 @@ use std::collections::BTreeMap;
 use std::io::Write;
 
 /// One NDJSON line; see the [module documentation](self) for each kind.
+///
+/// ```
+/// use cudnnlog::{ndjson::{self, Message}, report::FindingsSink, Catalog, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+/// let mut sink = FindingsSink::new(scanner.catalog());
+/// let log = b"RuntimeError: CUDA error: an illegal memory access was encountered\n\
+/// 2026-11-29 19:41:09,310 ERROR data: shard /data/train-00342.tar is corrupt: unexpected end of file\n";
+/// scanner.scan_slice(log, &mut sink).unwrap();
+/// let report = sink.into_report();
+/// let kinds: Vec<&str> = ndjson::report_messages(&report)
+///     .map(|m| match m {
+///         Message::Finding(_) => "finding",
+///         Message::Unclassified(_) => "unclassified",
+///         Message::Summary(_) => "summary",
+///         _ => "other",
+///     })
+///     .collect();
+/// assert_eq!(kinds, ["finding", "unclassified", "summary"]);
+/// let mut out = Vec::new();
+/// Message::Unclassified(&report.unclassified[0]).write_line(&mut out).unwrap();
+/// assert!(out.starts_with(br#"{"type":"unclassified","template":"data: shard <*> is corrupt: unexpected end of file""#));
+/// ```
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Message<'a> {
@@ -82,6 +104,25 @@ impl Message<'_> {
 }
 
 /// A finding's first match, announced while the scan goes on.
+///
+/// ```
+/// use cudnnlog::{ndjson::{Message, Partial}, sink::{Match, Sink}, Catalog, ScannerBuilder};
+/// struct Stream(Vec<u8>);
+/// impl Sink for Stream {
+///     type Error = cudnnlog::Error;
+///     fn matched(&mut self, m: &Match<'_>) -> Result<bool, Self::Error> {
+///         Message::Partial(Partial::of(m, "train.log")).write_line(&mut self.0).unwrap();
+///         Ok(true)
+///     }
+/// }
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+/// let mut stream = Stream(Vec::new());
+/// let log = b"INFO step 1\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n";
+/// scanner.scan_slice(log, &mut stream).unwrap();
+/// let line = String::from_utf8(stream.0).unwrap();
+/// assert!(line.starts_with(r#"{"type":"finding","partial":true,"class":"cuda.oom","severity":"error","pattern":"cuda-oom-pytorch-allocator","path":"train.log","line":2,"byte":12,"rank":null,"#));
+/// assert!(line.contains(r#""requested_bytes":2147483648"#));
+/// ```
 #[derive(Debug, Serialize)]
 pub struct Partial<'a> {
     /// Always true: the diagnosed finding follows after the scan.
@@ -141,6 +182,19 @@ impl<'a> Partial<'a> {
 }
 
 /// A diagnosed finding, and where a `--follow` saw it appear.
+///
+/// ```
+/// use cudnnlog::{ndjson::{FindingLine, Message}, report::FindingsSink, Catalog, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+/// let mut sink = FindingsSink::new(scanner.catalog());
+/// scanner.scan_slice(b"RuntimeError: CUDA error: an illegal memory access was encountered\n", &mut sink).unwrap();
+/// let report = sink.into_report();
+/// let line = FindingLine { path: Some("train.log"), line: Some(812), ..FindingLine::of(&report.findings[0]) };
+/// let mut out = Vec::new();
+/// Message::Finding(line).write_line(&mut out).unwrap();
+/// assert!(out.starts_with(br#"{"type":"finding","class":"cuda.illegal_address","title":"illegal GPU memory access""#));
+/// assert!(out.ends_with(b",\"path\":\"train.log\",\"line\":812}\n"));
+/// ```
 #[derive(Debug, Serialize)]
 pub struct FindingLine<'a> {
     /// The finding, its fields at the top level.
@@ -180,6 +234,24 @@ impl<'a> FindingLine<'a> {
 }
 
 /// The end of one job's report: what a consumer needs besides the findings.
+///
+/// ```
+/// use cudnnlog::{ndjson::{JobSummary, Message}, report::FindingsSink, Catalog, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+/// let mut sink = FindingsSink::new(scanner.catalog());
+/// scanner.scan_reader("train.log", &b"RuntimeError: CUDA error: an illegal memory access was encountered\n"[..], &mut sink).unwrap();
+/// let report = sink.into_report();
+/// let mut out = Vec::new();
+/// Message::Summary(JobSummary::of(&report)).write_line(&mut out).unwrap();
+/// assert_eq!(
+///     String::from_utf8(out).unwrap(),
+///     concat!(
+///         r#"{"type":"summary","schema":"cudnnlog.report/1","sources":[{"path":"train.log","bytes":67,"lines":1}],"#,
+///         r#""environment":{},"outcome":"failed","primary":"cuda.illegal_address","cross_run":[],"findings":1,"errors":1}"#,
+///         "\n",
+///     )
+/// );
+/// ```
 #[derive(Debug, Serialize)]
 pub struct JobSummary<'a> {
     /// The report's schema ([`report::SCHEMA`](crate::report::SCHEMA)).
@@ -233,6 +305,22 @@ impl<'a> JobSummary<'a> {
 }
 
 /// The end of a fleet scan.
+///
+/// ```
+/// use cudnnlog::{fleet::{Summary, Verdict}, ndjson::{FleetSummary, Message}, report::FindingsSink, Catalog, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+/// let mut sink = FindingsSink::new(scanner.catalog());
+/// scanner.scan_slice(b"RuntimeError: CUDA error: an illegal memory access was encountered\n", &mut sink).unwrap();
+/// let mut summary = Summary::default();
+/// summary.add(&Verdict::of("a.log", &sink.into_report()));
+/// summary.add(&Verdict::unreadable("b.log", vec!["b.log".into()], "b.log: permission denied".into()));
+/// let summary = summary.finish();
+/// let mut out = Vec::new();
+/// Message::FleetSummary(FleetSummary::of(&summary)).write_line(&mut out).unwrap();
+/// let text = String::from_utf8(out).unwrap();
+/// assert!(text.starts_with(r#"{"type":"fleet_summary","schema":"cudnnlog.fleet/1","jobs":2,"failed":1,"degraded":0,"clean":0,"unreadable":1,"#));
+/// assert!(text.contains(r#""by_primary":{"cuda.illegal_address":1}"#));
+/// ```
 #[derive(Debug, Serialize)]
 pub struct FleetSummary<'a> {
     /// Always [`fleet::SCHEMA`](crate::fleet::SCHEMA).

@@ -29,6 +29,14 @@ pub struct Location {
 }
 
 /// One confirmed match of a pattern on an event.
+///
+/// ```
+/// use cudnnlog::{catalog::Severity, sink::{EventKind, FnSink, Match}, Catalog, ScannerBuilder};
+/// let mut seen = Vec::new();
+/// let mut sink = FnSink(|m: &Match<'_>| -> Result<bool, cudnnlog::Error> { seen.push((m.class.to_string(), m.pattern.id.clone(), m.event, m.severity)); Ok(true) });
+/// ScannerBuilder::new().build(Catalog::builtin().unwrap()).scan_slice(b"RuntimeError: CUDA error: an illegal memory access was encountered\n", &mut sink).unwrap();
+/// assert_eq!(seen, [("cuda.illegal_address".into(), "cuda-illegal-address-cuda-error".into(), EventKind::Exception, Severity::Error)]);
+/// ```
 #[derive(Debug)]
 pub struct Match<'a> {
     /// The pattern that matched.
@@ -139,6 +147,19 @@ impl Groups {
 }
 
 /// An environment value a probe read from the log.
+///
+/// ```
+/// use cudnnlog::{sink::{EnvFact, Match, Sink}, Catalog, Error, ScannerBuilder};
+/// struct Env(Vec<String>);
+/// impl Sink for Env {
+///     type Error = Error;
+///     fn matched(&mut self, _: &Match<'_>) -> Result<bool, Error> { Ok(true) }
+///     fn environment(&mut self, f: &EnvFact<'_>) -> Result<(), Error> { Ok(self.0.push(format!("{}={} line {}", f.field, f.value, f.location.line))) }
+/// }
+/// let mut env = Env(Vec::new());
+/// ScannerBuilder::new().build(Catalog::builtin().unwrap()).scan_slice(b"I1130 15:23:39.674345    1723 cuda_dnn.cc:442] Loaded cuDNN version 91900\n", &mut env).unwrap();
+/// assert_eq!(env.0, ["cudnn=9.19.0 line 1"]); // in the canonical spelling
+/// ```
 #[derive(Debug)]
 pub struct EnvFact<'a> {
     /// One of [`ENVIRONMENT_FIELDS`](crate::report::ENVIRONMENT_FIELDS).
@@ -439,6 +460,17 @@ pub trait Sink {
 /// large input is scanned into a fork, and the forks are joined back in
 /// input order ([`Scanner::scan_slice_parallel`](crate::Scanner::scan_slice_parallel)).
 /// Joining must give what one sink fed every match in order would hold.
+///
+/// ```
+/// use cudnnlog::{report::FindingsSink, sink::Fork, Catalog, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+/// let mut sink = FindingsSink::new(scanner.catalog());
+/// scanner.scan_slice(b"INFO step 1\n", &mut sink).unwrap();
+/// let mut later = sink.fork(); // empty, for the input after the sink's
+/// scanner.scan_slice(b"RuntimeError: CUDA error: an illegal memory access was encountered\n", &mut later).unwrap();
+/// sink.join(later);
+/// assert_eq!(sink.into_report().findings[0].first.source, 1); // the fork's source follows the sink's
+/// ```
 pub trait Fork: Sink<Error: Send> + Send + Sized {
     /// An empty sink of the same kind.
     fn fork(&self) -> Self;
@@ -447,6 +479,13 @@ pub trait Fork: Sink<Error: Send> + Send + Sized {
 }
 
 /// A sink made from a closure that receives each match.
+///
+/// ```
+/// let mut lines = Vec::new();
+/// let mut first = cudnnlog::sink::FnSink(|m: &cudnnlog::Match<'_>| -> Result<bool, cudnnlog::Error> { lines.push(m.location.line); Ok(false) });
+/// cudnnlog::ScannerBuilder::new().build(cudnnlog::Catalog::builtin().unwrap()).scan_slice(b"RuntimeError: CUDA error: an illegal memory access was encountered\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n", &mut first).unwrap();
+/// assert_eq!(lines, [1]); // `Ok(false)` stopped the scan
+/// ```
 pub struct FnSink<F>(pub F);
 
 impl<F, E> Sink for FnSink<F>

@@ -76,6 +76,23 @@ pub struct Member {
 }
 
 /// What a status resolves to.
+///
+/// ```
+/// use cudnnlog::{sink::{FnSink, Match, Resolved}, Catalog, ScannerBuilder};
+/// let mut statuses = Vec::new();
+/// let mut sink = FnSink(|m: &Match<'_>| -> Result<bool, cudnnlog::Error> {
+///     statuses.extend(m.status.map(|r| (r.class.to_string(), r.name.map(str::to_string), r.code)));
+///     Ok(true)
+/// });
+/// // A CHECK against cudaSuccess prints the code only: the table names it.
+/// let log = b"F1130 09:01:44.310101  1207 base.h:381] Check failed: e == cudaSuccess (800 vs. 0) CUDA: operation not permitted\n";
+/// ScannerBuilder::new().build(Catalog::builtin().unwrap()).scan_slice(log, &mut sink).unwrap();
+/// assert_eq!(statuses, [("cuda.error".to_string(), Some("cudaErrorNotPermitted".to_string()), Some(800))]);
+/// // The same from the table directly.
+/// let catalog = Catalog::builtin().unwrap();
+/// let r: Resolved<'_> = catalog.status_table("cudaError_t").unwrap().resolve(None, Some(2), None).unwrap();
+/// assert_eq!((r.class, r.name, r.code), ("cuda.oom", Some("cudaErrorMemoryAllocation"), Some(2)));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Resolved<'t> {
     /// The class to report.

@@ -30,6 +30,24 @@ use std::path::{Path, PathBuf};
 
 /// How directories are walked. The default is rg's: ignore files read,
 /// hidden entries skipped, no depth limit, no globs.
+///
+/// ```
+/// use cudnnlog::source::Walk;
+/// let dir = std::env::temp_dir().join(format!("cudnnlog-doc-walk-struct-{}", std::process::id()));
+/// std::fs::create_dir_all(dir.join(".old"))?;
+/// for name in ["rank0.log", "rank1.log", ".old/rank0.log"] {
+///     std::fs::write(dir.join(name), "NCCL WARN\n")?;
+/// }
+/// std::fs::write(dir.join(".cudnnlogignore"), "rank1.log\n")?;
+/// let names = |walk: Walk| -> Result<Vec<String>, cudnnlog::Error> {
+///     let files = walk.files(&[dir.clone()])?.files;
+///     Ok(files.iter().map(|p| p.strip_prefix(&dir).unwrap().display().to_string()).collect())
+/// };
+/// assert_eq!(names(Walk::default())?, ["rank0.log"]);
+/// assert_eq!(names(Walk { hidden: true, no_ignore: true, ..Walk::default() })?, [".old/rank0.log", "rank0.log", "rank1.log"]);
+/// std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct Walk {
     /// `--glob`s, rg's syntax: a match includes, `!` in front excludes.
@@ -179,6 +197,20 @@ fn binary(path: &Path) -> bool {
 }
 
 /// What a walk found.
+///
+/// ```
+/// use cudnnlog::source::Walk;
+/// let dir = std::env::temp_dir().join(format!("cudnnlog-doc-walked-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// std::fs::write(dir.join("train.log"), "INFO step 1\n")?;
+/// std::fs::write(dir.join("model.pt"), "not a log")?;
+/// // A path that is not a directory is kept as given, even a missing one.
+/// let walked = Walk::default().files(&[dir.clone(), "missing.log".into()])?;
+/// assert_eq!(walked.files, [dir.join("train.log"), "missing.log".into()]);
+/// assert!(walked.skipped.is_empty());
+/// std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Walked {
     /// The files to read: each path given that is not a directory, as
@@ -192,6 +224,19 @@ pub struct Walked {
 }
 
 /// An entry a walk could not follow.
+///
+/// ```
+/// # #[cfg(unix)] {
+/// use cudnnlog::source::{SkipReason, Walk};
+/// let dir = std::env::temp_dir().join(format!("cudnnlog-doc-skipped-{}", std::process::id()));
+/// std::fs::create_dir_all(dir.join("logs")).unwrap();
+/// std::os::unix::fs::symlink(&dir, dir.join("logs/up")).unwrap(); // a link back up
+/// let skipped = Walk::default().files(&[dir.clone()]).unwrap().skipped;
+/// assert_eq!((skipped[0].path.clone(), skipped[0].why), (dir.join("logs/up"), SkipReason::Loop));
+/// assert_eq!(skipped[0].to_string(), format!("{}: a symlink loop, skipped", dir.join("logs/up").display()));
+/// std::fs::remove_dir_all(&dir).unwrap();
+/// # }
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Skipped {
     /// The entry.
@@ -201,6 +246,20 @@ pub struct Skipped {
 }
 
 /// Why a walk skipped an entry.
+///
+/// ```
+/// # #[cfg(unix)] {
+/// use cudnnlog::source::{SkipReason, Walk};
+/// let dir = std::env::temp_dir().join(format!("cudnnlog-doc-skip-reason-{}", std::process::id()));
+/// std::fs::create_dir_all(dir.join("logs")).unwrap();
+/// std::fs::write(dir.join("logs/train.log"), "INFO step 1\n").unwrap();
+/// std::os::unix::fs::symlink(&dir, dir.join("logs/up")).unwrap(); // a link back up
+/// let walked = Walk::default().files(&[dir.clone()]).unwrap();
+/// assert_eq!(walked.files, [dir.join("logs/train.log")]);
+/// assert_eq!(walked.skipped.iter().map(|s| s.why).collect::<Vec<_>>(), [SkipReason::Loop]);
+/// std::fs::remove_dir_all(&dir).unwrap();
+/// # }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SkipReason {
     /// A link back to a directory above it.

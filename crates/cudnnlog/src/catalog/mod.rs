@@ -34,6 +34,15 @@ const MAX_FILE_BYTES: u64 = 1 << 20;
 const MAX_FALLBACK: u8 = 3;
 
 /// How serious a finding is.
+///
+/// ```
+/// use cudnnlog::catalog::Severity;
+/// let catalog = cudnnlog::Catalog::builtin()?;
+/// assert_eq!(catalog.pattern("cuda-oom-pytorch-allocator").unwrap().severity, Severity::Error);
+/// assert_eq!(catalog.pattern("cudnn-conv-algo-heuristics-fallback").unwrap().severity, Severity::Warning);
+/// assert!(Severity::Warning < Severity::Error); // the worse sorts last
+/// # Ok::<(), cudnnlog::Error>(())
+/// ```
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize,
 )]
@@ -64,6 +73,18 @@ impl Severity {
 }
 
 /// The part of an event a pattern's regex runs on.
+///
+/// ```
+/// use cudnnlog::{catalog::Scope, report::FindingsSink, Catalog, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+/// let pattern = scanner.catalog().pattern("python-assertion-error").unwrap();
+/// // `\A` in its regex anchors at the traceback's exception line, not at the event's start.
+/// assert_eq!((pattern.scope, pattern.regex.as_str().starts_with(r"\A")), (Scope::Exception, true));
+/// let mut sink = FindingsSink::new(scanner.catalog());
+/// scanner.scan_slice(b"Traceback (most recent call last):\n  File \"/home/user/train/model.py\", line 41, in __init__\n    assert cfg.hidden_size % cfg.num_heads == 0\nAssertionError: hidden size 4096 must be divisible by the number of heads 24\n", &mut sink)?;
+/// assert_eq!(sink.into_report().findings[0].class, "python.assertion");
+/// # Ok::<(), cudnnlog::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Scope {
@@ -78,6 +99,16 @@ pub enum Scope {
 }
 
 /// How settled a pattern is.
+///
+/// ```
+/// use cudnnlog::{catalog::Stability, report::FindingsSink, Catalog, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+/// assert_eq!(scanner.catalog().pattern("cudnn-conv-algo-heuristics-fallback").unwrap().stability, Stability::Preview);
+/// let mut sink = FindingsSink::new(scanner.catalog());
+/// scanner.scan_slice(b"W0312 09:41:27.350921   88213 conv_algorithm_picker.cc:582] None of the algorithms provided by cuDNN heuristics worked; trying fallback algorithms.\n", &mut sink)?;
+/// assert!(sink.into_report().findings[0].preview);
+/// # Ok::<(), cudnnlog::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Stability {
@@ -90,6 +121,14 @@ pub enum Stability {
 }
 
 /// A failure class: the stable id reported in a finding's `class` field.
+///
+/// ```
+/// let catalog = cudnnlog::Catalog::builtin()?;
+/// let oom = catalog.class("cuda.oom").unwrap();
+/// assert_eq!((oom.family.as_str(), oom.title.as_str()), ("cuda", "GPU out of memory"));
+/// assert!(catalog.class("cuda.illegal_address").unwrap().sticky && !oom.sticky); // it breaks the CUDA context
+/// # Ok::<(), cudnnlog::Error>(())
+/// ```
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Class {
@@ -131,6 +170,19 @@ pub struct Class {
 
 /// What a class names: a failure the log shows, or a status code a failure
 /// carries. On one line, a symptom outranks a status for `primary`.
+///
+/// ```
+/// use cudnnlog::{catalog::ClassKind, report::FindingsSink, Catalog, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+/// let kind = |class| scanner.catalog().class(class).unwrap().kind;
+/// assert_eq!((kind("cudnn.not_initialized"), kind("cudnn.internal_error")), (ClassKind::Symptom, ClassKind::Status));
+/// let mut sink = FindingsSink::new(scanner.catalog());
+/// scanner.scan_slice(b"E1129 19:41:05.123456 4242 cuda_dnn.cc:535] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n", &mut sink)?;
+/// let report = sink.into_report(); // both on one line: the symptom is primary
+/// let classes: Vec<_> = report.findings.iter().map(|f| f.class.as_str()).collect();
+/// assert_eq!((report.primary.as_deref(), classes), (Some("cudnn.not_initialized"), vec!["cudnn.not_initialized", "cudnn.internal_error"]));
+/// # Ok::<(), cudnnlog::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ClassKind {
@@ -142,6 +194,15 @@ pub enum ClassKind {
 }
 
 /// A root cause: shared by patterns, with its remediations written once.
+///
+/// ```
+/// let catalog = cudnnlog::Catalog::builtin()?;
+/// let cause = catalog.cause("fragmentation").unwrap();
+/// assert_eq!(cause.title, "Free GPU memory is split into pieces too small to use");
+/// assert!(!cause.remediations.is_empty());
+/// assert!(catalog.pattern("cuda-oom-pytorch-allocator").unwrap().causes.iter().any(|c| c.id == cause.id));
+/// # Ok::<(), cudnnlog::Error>(())
+/// ```
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Cause {
@@ -172,6 +233,14 @@ pub struct Doc {
 }
 
 /// A likely root cause of a pattern, with its prior weight.
+///
+/// ```
+/// let catalog = cudnnlog::Catalog::builtin()?;
+/// let causes = &catalog.pattern("cuda-oom-pytorch-allocator").unwrap().causes;
+/// assert_eq!((causes[0].id.as_str(), causes[0].prior), ("memory_pressure", 0.5));
+/// assert!(causes.iter().all(|c| catalog.cause(&c.id).is_some() && c.prior > 0.0 && c.prior <= 1.0));
+/// # Ok::<(), cudnnlog::Error>(())
+/// ```
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CauseRef {
@@ -184,6 +253,18 @@ pub struct CauseRef {
 }
 
 /// A log snippet that must trigger the pattern, with the facts it yields.
+///
+/// ```
+/// use cudnnlog::{report::{Fact, FindingsSink}, Catalog, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+/// let example = &scanner.catalog().pattern("python-assertion-error").unwrap().examples[0];
+/// assert_eq!(example.facts["exception"].as_str(), Some("AssertionError"));
+/// let mut sink = FindingsSink::new(scanner.catalog()); // scanned with the whole catalog
+/// scanner.scan_slice(example.log.as_bytes(), &mut sink)?;
+/// let finding = &sink.into_report().findings[0];
+/// assert_eq!((finding.pattern.as_str(), &finding.facts["exception"]), ("python-assertion-error", &Fact::Text("AssertionError".into())));
+/// # Ok::<(), cudnnlog::Error>(())
+/// ```
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Example {
@@ -197,6 +278,18 @@ pub struct Example {
 }
 
 /// A log snippet that must not trigger the pattern.
+///
+/// ```
+/// use cudnnlog::{report::FindingsSink, Catalog, ScannerBuilder};
+/// let catalog = Catalog::builtin()?;
+/// let near_miss = &catalog.pattern("python-assertion-error").unwrap().counterexamples[0];
+/// assert_eq!(near_miss.why.as_deref(), Some("owned by cuda.no_device"));
+/// let scanner = ScannerBuilder::new().build(catalog.only(&["python-assertion-error"])); // this pattern alone
+/// let mut sink = FindingsSink::new(scanner.catalog());
+/// scanner.scan_slice(near_miss.log.as_bytes(), &mut sink)?;
+/// assert!(sink.into_report().findings.is_empty());
+/// # Ok::<(), cudnnlog::Error>(())
+/// ```
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Counterexample {
@@ -257,6 +350,16 @@ struct FragmentsFile {
 }
 
 /// One catalog entry: anchors to find candidates, a regex to confirm them.
+///
+/// ```
+/// let catalog = cudnnlog::Catalog::builtin()?;
+/// let oom = catalog.pattern("cuda-oom-pytorch-allocator").unwrap();
+/// assert_eq!((oom.class.as_str(), oom.file.as_str()), ("cuda.oom", "patterns/cuda/cuda-oom-pytorch-allocator.toml"));
+/// assert_eq!(oom.anchors, ["CUDA out of memory"]);
+/// let line = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.";
+/// assert_eq!(&oom.regex.captures(line).unwrap()["exception"], "torch.OutOfMemoryError");
+/// # Ok::<(), cudnnlog::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Pattern {
     /// Stable kebab-case id naming the symptom, equal to the file stem.
@@ -324,6 +427,18 @@ pub struct Pattern {
 
 /// An environment probe: anchors and a regex whose named groups are
 /// environment fields ([`crate::environment::FIELDS`]).
+///
+/// ```
+/// use cudnnlog::{report::FindingsSink, Catalog, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+/// let probe = scanner.catalog().probes().iter().find(|p| p.id == "collect-env-pytorch-version").unwrap();
+/// assert_eq!((probe.anchors[0].as_str(), probe.set["framework"].as_str()), ("PyTorch version: ", "pytorch"));
+/// let mut sink = FindingsSink::new(scanner.catalog());
+/// scanner.scan_slice(b"PyTorch version: 2.11.0+cu130\n", &mut sink)?;
+/// let env = sink.into_report().environment;
+/// assert_eq!((&env["framework"], &env["framework_version"], &env["cuda"]), (&"pytorch".into(), &"2.11.0".into(), &"13.0".into()));
+/// # Ok::<(), cudnnlog::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Probe {
     /// Stable kebab-case id.
@@ -390,6 +505,15 @@ struct CausesFile {
 }
 
 /// A validated set of classes, causes and patterns.
+///
+/// ```
+/// use cudnnlog::Catalog;
+/// let catalog = Catalog::builtin()?;
+/// let pattern = catalog.pattern("cuda-oom-pytorch-allocator").unwrap();
+/// assert_eq!(catalog.class(&pattern.class).unwrap().title, "GPU out of memory");
+/// assert_eq!(catalog.only(&["cuda-oom-pytorch-allocator"]).patterns().len(), 1); // a scanner for OOMs only
+/// # Ok::<(), cudnnlog::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Catalog {
     classes: Vec<Class>,

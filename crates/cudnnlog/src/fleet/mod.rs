@@ -54,6 +54,17 @@ use serde::Serialize;
 pub const SCHEMA: &str = "cudnnlog.fleet/1";
 
 /// One job, scanned.
+///
+/// ```
+/// use cudnnlog::{fleet::{scan_job, Job}, report::Outcome, Catalog, MmapChoice, ScannerBuilder};
+/// let path = std::env::temp_dir().join(format!("cudnnlog-doc-triaged-{}.log", std::process::id()));
+/// std::fs::write(&path, "RuntimeError: CUDA error: an illegal memory access was encountered\n").unwrap();
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+/// let done = scan_job(&scanner, &Job::single(path.clone()), MmapChoice::never());
+/// assert_eq!((done.verdict.outcome, done.verdict.primary.as_deref()), (Some(Outcome::Failed), Some("cuda.illegal_address")));
+/// assert_eq!((done.report.sources.len(), done.report.findings[0].first.line), (1, 1));
+/// std::fs::remove_file(&path).unwrap();
+/// ```
 #[derive(Clone, Debug, Serialize)]
 pub struct Triaged {
     /// Its verdict.

@@ -41,6 +41,23 @@ pub struct Summary {
 }
 
 /// The jobs that share a fingerprint.
+///
+/// ```
+/// use cudnnlog::{fleet::{Summary, Verdict}, report::FindingsSink, Catalog, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+/// let mut summary = Summary::default();
+/// for (job, gib) in [("job-1.log", 2), ("job-2.log", 4)] {
+///     let mut sink = FindingsSink::new(scanner.catalog());
+///     let log = format!("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {gib}.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n");
+///     scanner.scan_slice(log.as_bytes(), &mut sink).unwrap();
+///     summary.add(&Verdict::of(job, &sink.into_report()));
+/// }
+/// // The sizes differ, the failure is the same: one group.
+/// let group = &summary.finish().groups[0];
+/// assert_eq!((group.class.as_str(), group.title.as_str(), group.count), ("cuda.oom", "GPU out of memory", 2));
+/// assert_eq!((group.fingerprint.len(), group.examples.as_slice()), (16, &["job-1.log".to_string(), "job-2.log".to_string()][..]));
+/// assert!(group.message.contains("Tried to allocate 2.00 GiB"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Group {
     /// The fingerprint.

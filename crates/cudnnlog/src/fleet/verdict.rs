@@ -67,6 +67,18 @@ pub struct Verdict {
 }
 
 /// Where a job's primary failure was first seen.
+///
+/// ```
+/// use cudnnlog::{fleet::Verdict, report::FindingsSink, Catalog, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+/// let mut sink = FindingsSink::new(scanner.catalog());
+/// let log = b"[rank1]:2026-11-29 19:41:04,724 INFO train: step 40 loss 0.3\n[rank1]:RuntimeError: CUDA error: an illegal memory access was encountered\n";
+/// scanner.scan_reader("job-17/rank1.log", &log[..], &mut sink)?;
+/// let first = Verdict::of("job-17", &sink.into_report()).first.unwrap();
+/// assert_eq!((first.path.as_str(), first.line, first.step, first.rank), ("job-17/rank1.log", 2, Some(40), Some(1)));
+/// assert_eq!(first.timestamp.as_deref(), Some("2026-11-29T19:41:04.724"));
+/// # Ok::<(), cudnnlog::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VerdictPlace {
     /// The file.
@@ -88,6 +100,20 @@ pub struct VerdictPlace {
 }
 
 /// The top cause of a verdict, with its key evidence.
+///
+/// ```
+/// use cudnnlog::{fleet::Verdict, report::FindingsSink, Catalog, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+/// let mut sink = FindingsSink::new(scanner.catalog());
+/// let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n";
+/// scanner.scan_slice(log, &mut sink)?;
+/// let report = sink.into_report();
+/// let cause = Verdict::of("job-17.log", &report).cause.unwrap();
+/// // The report's top cause, with its first piece of evidence.
+/// assert_eq!((cause.id.as_str(), cause.confidence), ("memory_pressure", report.findings[0].causes[0].confidence));
+/// assert_eq!(cause.evidence.as_deref(), Some("line 1: requested 2.00 GiB with only 1.19 GiB free"));
+/// # Ok::<(), cudnnlog::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct VerdictCause {
     /// A root-cause id.

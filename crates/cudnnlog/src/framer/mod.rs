@@ -112,6 +112,17 @@ impl Line {
 }
 
 /// The shape of an event.
+///
+/// ```
+/// use cudnnlog::{sink::{EventKind, FnSink, Match}, Catalog, ScannerBuilder};
+/// let mut kinds = Vec::new();
+/// let mut sink = FnSink(|m: &Match<'_>| -> Result<bool, cudnnlog::Error> { kinds.push((m.location.line, m.event)); Ok(true) });
+/// let log = b"RuntimeError: CUDA error: an illegal memory access was encountered\n\
+/// Traceback (most recent call last):\n  File \"/home/user/train/train.py\", line 21, in <module>\n    loss.backward()\n\
+/// torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n";
+/// ScannerBuilder::new().build(Catalog::builtin().unwrap()).scan_slice(log, &mut sink).unwrap();
+/// assert_eq!(kinds, [(1, EventKind::Exception), (5, EventKind::Traceback)]);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EventKind {
     /// A single line: one that opens none of the shapes below, or an

@@ -54,6 +54,21 @@ pub use crate::templates::WILDCARD;
 pub const SCHEMA: &str = "cudnnlog.report/1";
 
 /// A whole report: what was read and what was found.
+///
+/// ```
+/// use cudnnlog::{report::{FindingsSink, Outcome, SCHEMA}, Catalog, Report, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+/// let mut sink = FindingsSink::new(scanner.catalog());
+/// let log = b"PyTorch version: 2.11.0+cu130\nRuntimeError: CUDA error: an illegal memory access was encountered\n";
+/// scanner.scan_reader("train.log", &log[..], &mut sink)?;
+/// let report = sink.into_report();
+/// assert_eq!((report.schema.as_str(), report.sources[0].path.as_str(), report.outcome), (SCHEMA, "train.log", Outcome::Failed));
+/// assert_eq!((report.primary.as_deref(), &report.environment["framework_version"]), (Some("cuda.illegal_address"), &"2.11.0".into()));
+/// // The JSON document reads back as the same report.
+/// let json = serde_json::to_string(&report).unwrap();
+/// assert_eq!(serde_json::from_str::<Report>(&json).unwrap(), report);
+/// # Ok::<(), cudnnlog::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Report {
@@ -85,6 +100,21 @@ pub struct Report {
 }
 
 /// How the run ended, as far as the log shows.
+///
+/// ```
+/// use cudnnlog::{report::{FindingsSink, Outcome}, Catalog, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+/// let outcome = |log: &[u8]| -> Result<Outcome, cudnnlog::Error> {
+///     let mut sink = FindingsSink::new(scanner.catalog());
+///     scanner.scan_slice(log, &mut sink)?;
+///     Ok(sink.into_report().outcome)
+/// };
+/// assert_eq!(outcome(b"RuntimeError: CUDA error: an illegal memory access was encountered\n")?, Outcome::Failed);
+/// let fallback = b"W0312 09:41:27.350921   88213 conv_algorithm_picker.cc:582] None of the algorithms provided by cuDNN heuristics worked; trying fallback algorithms.\n";
+/// assert_eq!(outcome(fallback)?, Outcome::Degraded); // a warning: the run went on
+/// assert_eq!(outcome(b"INFO train: epoch 2 step 3 loss 2.31\n")?, Outcome::Clean);
+/// # Ok::<(), cudnnlog::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Outcome {
@@ -131,6 +161,21 @@ impl Outcome {
 }
 
 /// A template of error lines the catalog does not know.
+///
+/// ```
+/// use cudnnlog::{report::FindingsSink, Catalog, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+/// let mut sink = FindingsSink::new(scanner.catalog());
+/// let log = b"2026-11-29 19:41:04,724 ERROR data: shard /data/train-00017.tar is corrupt: unexpected end of file\n\
+/// 2026-11-29 19:41:09,310 ERROR data: shard /data/train-00342.tar is corrupt: unexpected end of file\n";
+/// scanner.scan_slice(log, &mut sink)?;
+/// let report = sink.into_report();
+/// assert!(report.findings.is_empty());
+/// let u = &report.unclassified[0];
+/// assert_eq!((u.template.as_str(), u.count), ("data: shard <*> is corrupt: unexpected end of file", 2));
+/// assert_eq!((u.first.line, u.last.line, u.example.as_str()), (1, 2, "data: shard /data/train-00017.tar is corrupt: unexpected end of file"));
+/// # Ok::<(), cudnnlog::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Unclassified {
@@ -147,6 +192,20 @@ pub struct Unclassified {
 }
 
 /// A place in a source, as reported.
+///
+/// ```
+/// use cudnnlog::{report::FindingsSink, Catalog, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+/// let mut sink = FindingsSink::new(scanner.catalog());
+/// let log = b"[rank3]:2026-11-29 19:41:04,724 INFO train: epoch 2 step 3 loss 2.31\n[rank3]:RuntimeError: CUDA error: an illegal memory access was encountered\n";
+/// scanner.scan_slice(log, &mut sink)?;
+/// let at = &sink.into_report().findings[0].first;
+/// assert_eq!((at.source, at.line, at.byte, at.rank), (0, 2, 69, Some(3)));
+/// assert_eq!((at.step, at.epoch), (Some(3), Some(2)));
+/// // The line has no time of its own: it is the nearest earlier one of its rank.
+/// assert_eq!(at.timestamp.as_deref(), Some("2026-11-29T19:41:04.724"));
+/// # Ok::<(), cudnnlog::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Place {
@@ -183,6 +242,22 @@ pub struct Place {
 }
 
 /// All matches of one class and signature.
+///
+/// ```
+/// use cudnnlog::{report::{Fact, FindingsSink}, catalog::Severity, Catalog, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+/// let mut sink = FindingsSink::new(scanner.catalog());
+/// let oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.";
+/// scanner.scan_slice(format!("INFO step 7\n{oom}\nINFO step 8\n{oom}\n").as_bytes(), &mut sink)?;
+/// let report = sink.into_report();
+/// let f = &report.findings[0];
+/// assert_eq!((report.findings.len(), f.class.as_str(), f.title.as_str(), f.severity), (1, "cuda.oom", "GPU out of memory", Severity::Error));
+/// assert_eq!((f.pattern.as_str(), f.count, f.first.line, f.last.line), ("cuda-oom-pytorch-allocator", 2, 2, 4));
+/// assert_eq!((f.message.as_str(), &f.facts["requested_bytes"]), (oom, &Fact::Int(2 << 30)));
+/// assert_eq!(f.causes[0].id, "memory_pressure");
+/// assert!(!f.remediations.is_empty() && f.caused_by.is_none());
+/// # Ok::<(), cudnnlog::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Finding {

@@ -326,6 +326,13 @@ impl ScannerBuilder {
 
 /// Finds pattern matches in logs; build one with [`ScannerBuilder`] and reuse
 /// it for every source.
+///
+/// ```
+/// let scanner = cudnnlog::ScannerBuilder::new().build(cudnnlog::Catalog::builtin().unwrap());
+/// let mut sink = cudnnlog::FindingsSink::new(scanner.catalog());
+/// scanner.scan_slice(b"RuntimeError: CUDA error: an illegal memory access was encountered\n", &mut sink).unwrap();
+/// assert_eq!(sink.into_report().findings[0].class, "cuda.illegal_address");
+/// ```
 #[derive(Clone, Debug)]
 pub struct Scanner {
     catalog: Catalog,

@@ -21,6 +21,21 @@ use decode::{what_next, Next};
 /// promise. A caller that can, or that accepts the risk, opts in with the
 /// `unsafe` [`MmapChoice::auto`]. When mapping fails the scanner silently
 /// reads the file instead.
+///
+/// ```
+/// use cudnnlog::{report::FindingsSink, Catalog, MmapChoice, ScannerBuilder};
+/// let path = std::env::temp_dir().join(format!("cudnnlog-doc-mmap-{}.log", std::process::id()));
+/// std::fs::write(&path, "RuntimeError: CUDA error: an illegal memory access was encountered\n")?;
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+/// // SAFETY: nothing writes the file while it is scanned.
+/// for mmap in [MmapChoice::never(), unsafe { MmapChoice::auto() }] {
+///     let mut sink = FindingsSink::new(scanner.catalog());
+///     scanner.scan_path(&path, mmap, &mut sink)?; // read or mapped: the same report
+///     assert_eq!(sink.into_report().primary.as_deref(), Some("cuda.illegal_address"));
+/// }
+/// std::fs::remove_file(&path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MmapChoice {
     enabled: bool,
@@ -97,6 +112,21 @@ pub(crate) fn is_device(_meta: &Metadata) -> bool {
 }
 
 /// What was read from one source.
+///
+/// ```
+/// use cudnnlog::{report::FindingsSink, Catalog, MmapChoice, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+/// let mut sink = FindingsSink::new(scanner.catalog());
+/// let info = scanner.scan_slice(b"INFO step 1\nINFO step 2", &mut sink)?;
+/// assert_eq!((info.path.as_str(), info.bytes, info.lines, info.modified), ("<memory>", 23, 2, None));
+/// let path = std::env::temp_dir().join(format!("cudnnlog-doc-source-info-{}.log", std::process::id()));
+/// std::fs::write(&path, "INFO step 1\n")?;
+/// let info = scanner.scan_path(&path, MmapChoice::never(), &mut sink)?;
+/// assert_eq!((info.lines, info.modified.is_some()), (1, true)); // a file read by path has its time
+/// assert_eq!(sink.into_report().sources.len(), 2);
+/// std::fs::remove_file(&path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SourceInfo {
@@ -122,6 +152,20 @@ pub(crate) fn modified(path: &Path) -> Option<std::time::SystemTime> {
 
 /// The compression of a stream, told by its first bytes (not its name: a
 /// rotated `train.log.1.gz` or a `.log` that is really gzip both work).
+///
+/// ```
+/// use cudnnlog::source::{decompressed, Compression};
+/// use std::io::{Read, Write};
+/// let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+/// gz.write_all(b"RuntimeError: CUDA error: an illegal memory access was encountered\n")?;
+/// let gz = gz.finish()?;
+/// let (kind, mut reader) = decompressed(&gz[..])?;
+/// let mut text = String::new();
+/// reader.read_to_string(&mut text)?;
+/// assert_eq!((kind, text.as_str()), (Compression::Gzip, "RuntimeError: CUDA error: an illegal memory access was encountered\n"));
+/// assert_eq!(decompressed(&b"INFO step 1\n"[..])?.0, Compression::None);
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Compression {
     /// Not compressed: the bytes start with neither magic number (or there
