@@ -195,7 +195,7 @@ fn check_pattern(
         // (a release that leaves it out, a paste that cut it), the message
         // is still reported as the class.
         for (j, f) in p.facts.iter().enumerate() {
-            let Some(m) = f.find(&ex.log) else {
+            let Some(m) = f.regex().find(&ex.log) else {
                 continue;
             };
             let cut = format!("{}{}", &ex.log[..m.start()], &ex.log[m.end()..]);

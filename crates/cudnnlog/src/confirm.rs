@@ -66,7 +66,7 @@ pub(crate) fn confirm<'t, 'c>(
             },
         };
         let scope = &text[base..];
-        let Some(caps) = p.regex.captures(scope) else {
+        let Some(caps) = p.regex.regex().captures(scope) else {
             continue;
         };
         if p.reject.iter().any(|r| text.contains(r.as_str())) {
@@ -240,7 +240,11 @@ fn resolve<'c>(
     // The status may be captured by the core or by a fact regex.
     let find = |name: &str| {
         caps.name(name)
-            .or_else(|| p.facts.iter().find_map(|f| f.captures(scope)?.name(name)))
+            .or_else(|| {
+                p.facts
+                    .iter()
+                    .find_map(|f| f.regex().captures(scope)?.name(name))
+            })
             .map(|m| m.as_str().to_string())
     };
     let name = find("status");

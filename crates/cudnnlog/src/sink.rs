@@ -100,7 +100,7 @@ impl<'a> Match<'a> {
         let regexes = std::iter::once(&self.pattern.regex).chain(&self.pattern.facts);
         for (regex, set) in regexes.zip(&self.groups.sets) {
             let Some(set) = set else { continue };
-            for (i, n) in regex.capture_names().enumerate() {
+            for (i, n) in regex.regex().capture_names().enumerate() {
                 let Some(n) = n else { continue };
                 if n == crate::scan::AT_GROUP || out.iter().any(|(k, _)| *k == n) {
                     continue;

@@ -13,15 +13,14 @@ use std::sync::OnceLock;
 
 use super::REGEX_SIZE_LIMIT;
 
-/// A regex parsed now and compiled when first used; it dereferences to
-/// [`Regex`].
+/// A regex parsed now and compiled when first used.
 ///
 /// ```
 /// use cudnnlog::catalog::LazyRegex;
 /// let r = LazyRegex::parse(r"Tried to allocate (?P<size>\S+)").unwrap();
 /// assert!(!r.is_compiled());
 /// assert_eq!(r.names().collect::<Vec<_>>(), ["size"]);
-/// assert_eq!(&r.captures("Tried to allocate 2.00 GiB").unwrap()["size"], "2.00");
+/// assert_eq!(r.capture("Tried to allocate 2.00 GiB", "size"), Some("2.00"));
 /// assert!(r.is_compiled());
 /// assert!(LazyRegex::parse("(unclosed").is_err());
 /// ```
@@ -112,27 +111,39 @@ impl LazyRegex {
         self.cell.get().is_some()
     }
 
-    /// The compiled regex, compiling it on first use. A regex whose program
-    /// exceeds the size limit (the test suite rules this out for the
-    /// built-in catalog) matches nothing rather than failing a scan.
+    /// True when the regex matches somewhere in `hay` (compiling it on
+    /// first use).
     ///
     /// ```
     /// let r = cudnnlog::catalog::LazyRegex::parse("a+").unwrap();
-    /// assert!(r.regex().is_match("caab"));
+    /// assert!(r.is_match("caab") && !r.is_match("xyz"));
+    /// assert!(r.is_compiled());
     /// ```
-    pub fn regex(&self) -> &Regex {
+    pub fn is_match(&self, hay: &str) -> bool {
+        self.regex().is_match(hay)
+    }
+
+    /// What the group `name` captured in the first match in `hay`; `None`
+    /// when nothing matches or the group took no part.
+    ///
+    /// ```
+    /// let r = cudnnlog::catalog::LazyRegex::parse(r"rank (?P<rank>\d+)( of (?P<of>\d+))?").unwrap();
+    /// assert_eq!(r.capture("timeout on rank 3 of 8", "rank"), Some("3"));
+    /// assert_eq!(r.capture("timeout on rank 3", "of"), None);
+    /// assert_eq!(r.capture("no rank here", "rank"), None);
+    /// ```
+    pub fn capture<'h>(&self, hay: &'h str, name: &str) -> Option<&'h str> {
+        Some(self.regex().captures(hay)?.name(name)?.as_str())
+    }
+
+    /// The compiled regex, compiling it on first use. A regex whose program
+    /// exceeds the size limit (the test suite rules this out for the
+    /// built-in catalog) matches nothing rather than failing a scan.
+    pub(crate) fn regex(&self) -> &Regex {
         self.cell.get_or_init(|| {
             build(&self.source)
                 .unwrap_or_else(|_| Regex::new(r"[^\s\S]").expect("an empty class compiles"))
         })
-    }
-}
-
-impl std::ops::Deref for LazyRegex {
-    type Target = Regex;
-
-    fn deref(&self) -> &Regex {
-        self.regex()
     }
 }
 

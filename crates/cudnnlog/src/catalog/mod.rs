@@ -357,7 +357,7 @@ struct FragmentsFile {
 /// assert_eq!((oom.class.as_str(), oom.file.as_str()), ("cuda.oom", "patterns/cuda/cuda-oom-pytorch-allocator.toml"));
 /// assert_eq!(oom.anchors, ["CUDA out of memory"]);
 /// let line = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.";
-/// assert_eq!(&oom.regex.captures(line).unwrap()["exception"], "torch.OutOfMemoryError");
+/// assert_eq!(oom.regex.capture(line, "exception"), Some("torch.OutOfMemoryError"));
 /// # Ok::<(), cudnnlog::Error>(())
 /// ```
 #[derive(Clone, Debug)]

@@ -521,7 +521,7 @@ fn knowledge(ctx: &Ctx<'_>, ws: &mut Weights) {
         };
         let Some((m, value, line)) = read
             .iter()
-            .find_map(|(v, l)| rule.regex.find(v).map(|m| (m, v, *l)))
+            .find_map(|(v, l)| rule.regex.regex().find(v).map(|m| (m, v, *l)))
         else {
             continue;
         };

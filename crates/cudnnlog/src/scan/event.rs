@@ -132,8 +132,11 @@ impl Scanner {
                 .map_or(0, |m| m.start());
         // Fact regexes run on the same text as the core; most patterns
         // have none (and no signature).
-        let more: Vec<Option<regex::Captures<'_>>> =
-            p.facts.iter().map(|r| r.captures(&text[base..])).collect();
+        let more: Vec<Option<regex::Captures<'_>>> = p
+            .facts
+            .iter()
+            .map(|r| r.regex().captures(&text[base..]))
+            .collect();
         let captured = |n: &str| {
             caps.name(n)
                 .or_else(|| more.iter().flatten().find_map(|c| c.name(n)))

@@ -117,7 +117,7 @@ impl Scanner {
         for &qi in &st.candidates {
             let probe = &probes[(qi - n_patterns) as usize];
             let text = if probe.build.is_some() { &whole } else { body };
-            for caps in probe.regex.captures_iter(text) {
+            for caps in probe.regex.regex().captures_iter(text) {
                 // A fingerprint names the framework, and the release or
                 // range it allows; a probe's groups and constants are fields.
                 let fields: Vec<(&str, String)> = match &probe.build {
@@ -131,6 +131,7 @@ impl Scanner {
                     None => {
                         let captured = probe
                             .regex
+                            .regex()
                             .capture_names()
                             .flatten()
                             .filter_map(|n| caps.name(n).map(|m| (n, m.as_str())));
