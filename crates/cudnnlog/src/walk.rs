@@ -371,6 +371,12 @@ fn walk_dir(dir: &Path, walk: &Walk, skipped: &mut Vec<Skipped>) -> Result<Vec<P
     Ok(files)
 }
 
+/// A symlink whose target does not exist.
+fn is_broken_link(path: &Path) -> bool {
+    let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    link && std::fs::metadata(path).is_err()
+}
+
 /// What an error of the walk skipped.
 fn describe(dir: &Path, err: &ignore::Error) -> Skipped {
     match err {
@@ -378,6 +384,8 @@ fn describe(dir: &Path, err: &ignore::Error) -> Skipped {
             path: path.clone(),
             why: match **err {
                 ignore::Error::Loop { .. } => SkipReason::Loop,
+                // Links are followed: one to nothing fails as its target.
+                _ if is_broken_link(path) => SkipReason::BrokenLink,
                 _ => SkipReason::Unreadable,
             },
         },
@@ -396,6 +404,25 @@ fn describe(dir: &Path, err: &ignore::Error) -> Skipped {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_to_nothing_is_a_broken_link_and_the_rest_is_walked() {
+        let dir = std::env::temp_dir().join(format!("cudnnlog-walk-broken-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("train.log"), "INFO step 1\n").unwrap();
+        std::os::unix::fs::symlink(dir.join("gone.log"), dir.join("rank1.log")).unwrap();
+        let walked = Walk::default().files(std::slice::from_ref(&dir));
+        std::fs::remove_dir_all(&dir).unwrap();
+        let walked = walked.unwrap();
+        assert_eq!(walked.files, [dir.join("train.log")]);
+        let why: Vec<_> = walked
+            .skipped
+            .iter()
+            .map(|s| (s.path.clone(), s.why))
+            .collect();
+        assert_eq!(why, [(dir.join("rank1.log"), SkipReason::BrokenLink)]);
+    }
 
     #[test]
     fn names_that_are_not_logs() {
