@@ -5,8 +5,8 @@
 //! Nothing here holds the GIL; the Python layer calls these inside
 //! `Python::detach`.
 
-use cudnnlog::fleet::{scan_job, Verdict};
 use cudnnlog::fleet::Job;
+use cudnnlog::fleet::{scan_job, Verdict};
 use cudnnlog::report::FindingsSink;
 use cudnnlog::source::{decompressed, Compression};
 use cudnnlog::source::{SkipReason, Walk};

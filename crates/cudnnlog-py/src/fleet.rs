@@ -8,8 +8,8 @@
 use crate::convert::{loads, to_json};
 use crate::engine::lock;
 use crate::CudnnlogError;
-use cudnnlog::fleet::Verdict;
 use cudnnlog::fleet::Job;
+use cudnnlog::fleet::Verdict;
 use cudnnlog::{MmapChoice, Scanner};
 use pyo3::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
