@@ -126,7 +126,7 @@ impl<W: Write> Gen<W> {
     fn step_line(&mut self) -> Result<()> {
         self.step += 1;
         self.clock += 1;
-        if self.step % 5000 == 0 {
+        if self.step.is_multiple_of(5000) {
             self.epoch += 1;
         }
         let rank = self.rng.below(self.ranks);

@@ -129,7 +129,7 @@ fn fill_year(missed: &mut u32, w: &Window<'_>, loc: &mut Location) {
         return;
     };
     *missed = missed.saturating_add(1);
-    if *missed > YEAR_MISSES && *missed % YEAR_MISSES != 0 {
+    if *missed > YEAR_MISSES && !(*missed).is_multiple_of(YEAR_MISSES) {
         return;
     }
     let t = w.with_year(loc.byte, t);

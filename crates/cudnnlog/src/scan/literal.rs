@@ -18,7 +18,8 @@ use super::*;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LiteralEngine {
     /// The NFA for inputs under 4 MiB, the two-tier pass (its DFA built on
-    /// first use) above.
+    /// first use) above: with the exact-byte first tier where the CPU has
+    /// AVX-512 VBMI, Teddy's elsewhere.
     #[default]
     Auto,
     /// Aho-Corasick's contiguous NFA: builds in a few milliseconds.
@@ -26,14 +27,21 @@ pub enum LiteralEngine {
     /// Aho-Corasick's full DFA: the fastest search of the plain pass,
     /// built in tens of milliseconds.
     Dfa,
-    /// The two-tier pass on every span: a SIMD search for short
-    /// fingerprints, then the DFA on the lines where one fired (the plain
-    /// DFA when the fingerprints cannot be built). `Auto` uses it for
-    /// spans of 4 MiB and more.
+    /// The two-tier pass on every span with Teddy's first tier: a SIMD
+    /// search for short fingerprints, then the DFA on the lines where one
+    /// fired (the plain DFA when the fingerprints cannot be built). `Auto`
+    /// uses it for spans of 4 MiB and more where the CPU lacks AVX-512
+    /// VBMI.
     TwoTier,
+    /// The two-tier pass on every span with the exact-byte first tier: 4-byte
+    /// windows of the fingerprints looked up 64 bytes at a time, exactly,
+    /// with AVX-512 VBMI (one byte at a time where the CPU lacks it: the
+    /// same lines, far slower).
+    Exact,
     /// The two-tier pass with Hyperscan's search for the fingerprints (the
     /// `hyperscan` cargo feature; `Auto` uses it then, for spans of 4 MiB
-    /// and more); Teddy's when Hyperscan refuses them.
+    /// and more, where the CPU lacks AVX-512 VBMI); Teddy's when Hyperscan
+    /// refuses them.
     #[cfg(feature = "hyperscan")]
     Hyperscan,
 }
@@ -203,13 +211,27 @@ impl Scanner {
             LiteralEngine::Nfa | LiteralEngine::Dfa => false,
             _ => true,
         };
+        // Hyperscan where asked for, and for `Auto` where the exact-byte
+        // tier (faster still) does not run on vectors.
         #[cfg(feature = "hyperscan")]
-        if two_tier && self.config.engine != LiteralEngine::TwoTier {
+        if two_tier
+            && match self.config.engine {
+                LiteralEngine::Hyperscan => true,
+                LiteralEngine::Auto => !exact::vector(),
+                _ => false,
+            }
+        {
             if let Some(hs) = self.hyperscan() {
                 return self.hyperscan_pass(hs, hay, span, out);
             }
         }
-        if let Some(pf) = two_tier.then(|| self.prefilter()).flatten() {
+        let first = match self.config.engine {
+            _ if !two_tier => None,
+            LiteralEngine::TwoTier => self.prefilter(),
+            LiteralEngine::Exact => self.exact_prefilter(),
+            _ => self.best_prefilter(),
+        };
+        if let Some(pf) = first {
             return self.two_tier(pf, hay, span, out);
         }
         let (ac, anchor_kinds) = self.scan_ac(size);

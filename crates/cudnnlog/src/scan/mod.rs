@@ -31,6 +31,7 @@ use std::ops::Range;
 use std::path::Path;
 
 mod event;
+mod exact;
 #[cfg(feature = "hyperscan")]
 mod hyperscan;
 mod lines;
@@ -314,7 +315,7 @@ impl ScannerBuilder {
             // Runs on short event texts only: an NFA builds faster; and
             // only once a line holds an anchor.
             event_ac: std::sync::Arc::new(std::sync::OnceLock::new()),
-            prefilter: std::sync::Arc::new(std::sync::OnceLock::new()),
+            prefilter: std::sync::Arc::default(),
             #[cfg(feature = "hyperscan")]
             hyperscan: std::sync::Arc::new(std::sync::OnceLock::new()),
             owners,
@@ -346,8 +347,8 @@ pub struct Scanner {
     /// Every anchor of an event's text (standard semantics), built on
     /// first use.
     event_ac: std::sync::Arc<std::sync::OnceLock<AhoCorasick>>,
-    /// The two-tier pass's fingerprint searchers, built on first use.
-    prefilter: std::sync::Arc<std::sync::OnceLock<Option<prefilter::Prefilter>>>,
+    /// The two-tier pass's first tiers, each built on first use.
+    prefilter: std::sync::Arc<prefilter::FirstTiers>,
     /// The Hyperscan first tier, built on first use.
     #[cfg(feature = "hyperscan")]
     hyperscan: std::sync::Arc<std::sync::OnceLock<Option<hyperscan::Hyperscan>>>,

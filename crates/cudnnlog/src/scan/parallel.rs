@@ -12,7 +12,7 @@ const CHECKPOINT: usize = 1 << 20;
 /// The literal pass of a chunk is run a piece of about this many bytes at
 /// a time (the pieces of two threads fit in the cache), each piece's
 /// newlines counted after it.
-const SEARCH_PIECE: usize = 8 << 20;
+const SEARCH_PIECE: usize = 1 << 20;
 
 impl Scanner {
     /// Scans bytes in memory on all of rayon's threads, with the same result

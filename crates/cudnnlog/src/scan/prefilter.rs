@@ -2,6 +2,10 @@
 //! that every line anchor contains, then the anchor DFA only on the lines
 //! where one fired.
 //!
+//! The first tier is the exact-byte search of `scan/exact.rs` where the
+//! CPU has AVX-512 VBMI (its fingerprints are the 4-byte windows of
+//! `patterns/prefilter-exact.txt`), Teddy elsewhere.
+//!
 //! The DFA over ~900 anchors reads every byte through a large transition
 //! table; Teddy (aho-corasick's packed searcher) compares 32 bytes at a time
 //! against at most 64 short literals. Every anchor contains one of the
@@ -15,11 +19,23 @@
 //! block (a log of nothing but error lines), the next blocks are searched
 //! with the plain DFA.
 
+use super::exact::Exact;
 use super::*;
 use aho_corasick::packed;
+use std::sync::OnceLock;
 
-/// The built-in fingerprints, one per line, `\n`, `\\` and `\xNN` escaped.
+/// The built-in fingerprints of the Teddy tier, one per line, `\n`, `\\`
+/// and `\xNN` escaped.
 pub const BUILTIN: &str = include_str!("../../patterns/prefilter.txt");
+
+/// The built-in fingerprints of the exact-byte tier (4-byte windows), as
+/// [`BUILTIN`] is written.
+///
+/// ```
+/// use cudnnlog::prefilter::{parse, EXACT_BUILTIN};
+/// assert!(parse(EXACT_BUILTIN).iter().all(|f| f.len() == 4));
+/// ```
+pub const EXACT_BUILTIN: &str = include_str!("../../patterns/prefilter-exact.txt");
 
 /// Teddy's limit without its hidden options.
 const PER_SEARCHER: usize = 64;
@@ -33,13 +49,23 @@ const FINGERPRINT_MAX: usize = 8;
 /// DFA takes the next [`PLAIN_RUN`] bytes.
 const GUARD_BLOCK: usize = 1 << 20;
 const GUARD_LINES: usize = 2048;
-const PLAIN_RUN: usize = 8 << 20;
+const PLAIN_RUN: usize = 1 << 20;
 
-/// The fingerprint searchers, grouped by length (Teddy's mask is as long
-/// as a group's shortest literal).
+/// A first tier: the fingerprint searchers.
 #[derive(Debug)]
-pub(super) struct Prefilter {
-    searchers: Vec<packed::Searcher>,
+pub(super) enum Prefilter {
+    /// Teddy's searchers, grouped by length (Teddy's mask is as long as a
+    /// group's shortest literal).
+    Teddy(Vec<packed::Searcher>),
+    /// The exact-byte search, one for all fingerprints.
+    Exact(Exact),
+}
+
+/// The scanner's first tiers, each built on first use.
+#[derive(Debug, Default)]
+pub(super) struct FirstTiers {
+    teddy: OnceLock<Option<Prefilter>>,
+    exact: OnceLock<Option<Prefilter>>,
 }
 
 /// Reads a fingerprint list: one literal per line, `#` comments and blank
@@ -156,7 +182,32 @@ impl Prefilter {
                     .build()
             })
             .collect::<Option<Vec<_>>>()?;
-        Some(Prefilter { searchers })
+        Some(Prefilter::Teddy(searchers))
+    }
+
+    /// The exact-byte tier for `anchors`, as [`Prefilter::new`] chooses
+    /// its fingerprints.
+    pub(super) fn exact(anchors: &[&str], listed: Vec<Vec<u8>>) -> Option<Prefilter> {
+        Exact::new(&fingerprints(anchors, listed)?).map(Prefilter::Exact)
+    }
+
+    /// How many searchers it runs.
+    fn searchers(&self) -> usize {
+        match self {
+            Prefilter::Teddy(s) => s.len(),
+            Prefilter::Exact(_) => 1,
+        }
+    }
+
+    /// Searcher `i`'s first fingerprint in `hay[from..end]`, or [`NONE`].
+    fn find(&self, i: usize, hay: &[u8], from: usize, end: usize) -> usize {
+        let hit = match self {
+            Prefilter::Teddy(s) => s[i]
+                .find_in(hay, aho_corasick::Span::from(from..end))
+                .map(|m| m.start()),
+            Prefilter::Exact(e) => e.find(hay, from, end),
+        };
+        hit.unwrap_or(NONE)
     }
 }
 
@@ -194,15 +245,33 @@ pub(super) fn fingerprints(anchors: &[&str], listed: Vec<Vec<u8>>) -> Option<Vec
 const NONE: usize = usize::MAX;
 
 impl Scanner {
-    /// The prefilter for the line anchors, built on first use; `None` when
-    /// the plain DFA must do.
+    /// The Teddy tier for the line anchors, built on first use; `None`
+    /// when the plain DFA must do.
     pub(super) fn prefilter(&self) -> Option<&Prefilter> {
         self.prefilter
-            .get_or_init(|| {
-                let anchors = self.line_anchors();
-                Prefilter::new(&anchors, parse(BUILTIN))
-            })
+            .teddy
+            .get_or_init(|| Prefilter::new(&self.line_anchors(), parse(BUILTIN)))
             .as_ref()
+    }
+
+    /// The exact-byte tier for the line anchors, built on first use.
+    pub(super) fn exact_prefilter(&self) -> Option<&Prefilter> {
+        self.prefilter
+            .exact
+            .get_or_init(|| Prefilter::exact(&self.line_anchors(), parse(EXACT_BUILTIN)))
+            .as_ref()
+    }
+
+    /// The first tier [`LiteralEngine::Auto`] and
+    /// [`LiteralEngine::TwoTier`] use: the exact-byte one where the CPU
+    /// runs it on vectors, Teddy's elsewhere (or when it cannot be built).
+    pub(super) fn best_prefilter(&self) -> Option<&Prefilter> {
+        if exact::vector() {
+            if let Some(pf) = self.exact_prefilter() {
+                return Some(pf);
+            }
+        }
+        self.prefilter()
     }
 
     /// [`find_candidates`](Scanner::find_candidates)' search with the
@@ -212,7 +281,7 @@ impl Scanner {
         let (ac, kinds) = self.scan_ac(usize::MAX);
         // Each searcher's next hit (`NONE`: there is none); `None` until
         // searched, and again after a run of the plain DFA.
-        let mut next: Vec<Option<usize>> = vec![None; pf.searchers.len()];
+        let mut next: Vec<Option<usize>> = vec![None; pf.searchers()];
         let (mut pos, mut block, mut fired) = (span.start, span.start, 0usize);
         while pos < span.end {
             if pos >= block + GUARD_BLOCK {
@@ -228,14 +297,12 @@ impl Scanner {
             // The nearest fingerprint of any searcher; a searcher's next
             // hit stays valid until the search passes it.
             let mut p = NONE;
-            for (i, s) in pf.searchers.iter().enumerate() {
-                let hit = match next[i] {
+            for (i, next) in next.iter_mut().enumerate() {
+                let hit = match *next {
                     Some(h) if h == NONE || h >= from => h,
-                    _ => s
-                        .find_in(hay, aho_corasick::Span::from(from..span.end))
-                        .map_or(NONE, |m| m.start()),
+                    _ => pf.find(i, hay, from, span.end),
                 };
-                next[i] = Some(hit);
+                *next = Some(hit);
                 p = p.min(hit);
             }
             if p == NONE {
