@@ -36,6 +36,8 @@ const LINE_HEAD: usize = 256;
 /// Lines of other writers the look back passes over (the framer's
 /// `MAX_INTERLEAVE`).
 const MAX_OTHERS: u64 = 64;
+/// From this many candidates on, their reaches are found on all threads.
+const PARALLEL_REACH: usize = 4096;
 
 /// Bytes to frame: a range of lines around the candidates `hits[hits]`.
 #[derive(Clone, Debug)]
@@ -88,8 +90,21 @@ impl Scanner {
         let forward = NEAR.min(self.config.forward);
         let span = MAX_REGION_SPAN;
         let mut regions: Vec<Region> = Vec::new();
-        for (i, &h) in hits.iter().enumerate().filter(|&(_, &h)| keep(h)) {
-            let reach = self.reach_back(hay, h);
+        let kept: Vec<usize> = (0..hits.len()).filter(|&i| keep(hits[i])).collect();
+        // How far above its candidate each event may begin: lines read
+        // back from every candidate (in an interleaved log, past dozens of
+        // other ranks' lines), so on all threads when there are many.
+        let reaches: Vec<usize> = if kept.len() >= PARALLEL_REACH {
+            use rayon::prelude::*;
+            kept.par_iter()
+                .with_min_len(PARALLEL_REACH / 4)
+                .map(|&i| self.reach_back(hay, hits[i]))
+                .collect()
+        } else {
+            kept.iter().map(|&i| self.reach_back(hay, hits[i])).collect()
+        };
+        for (&i, &reach) in kept.iter().zip(&reaches) {
+            let h = hits[i];
             let start = line_start_before(hay, reach.saturating_sub(back));
             let end = line_end_after(hay, (h + forward).min(hay.len()));
             let spanned = |r: &Region| h - hits[r.hits.start];
