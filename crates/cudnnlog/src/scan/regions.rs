@@ -101,7 +101,9 @@ impl Scanner {
                 .map(|&i| self.reach_back(hay, hits[i]))
                 .collect()
         } else {
-            kept.iter().map(|&i| self.reach_back(hay, hits[i])).collect()
+            kept.iter()
+                .map(|&i| self.reach_back(hay, hits[i]))
+                .collect()
         };
         for (&i, &reach) in kept.iter().zip(&reaches) {
             let h = hits[i];
