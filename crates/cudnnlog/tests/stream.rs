@@ -45,8 +45,11 @@ fn busy_log() -> Vec<u8> {
 
 fn report(scanner: &cudnnlog::Scanner, log: &[u8], forked: bool) -> Report {
     let mut sink = FindingsSink::new(scanner.catalog());
+    // Tests run at once: each report its own file.
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let path = std::env::temp_dir().join(format!(
-        "cudnnlog-test-stream-{forked}-{}.log",
+        "cudnnlog-test-stream-{forked}-{}-{n}.log",
         std::process::id()
     ));
     std::fs::write(&path, log).unwrap();
@@ -88,4 +91,53 @@ fn a_streams_windows_framed_on_all_cores_give_the_same_report() {
         assert_eq!(burst.count, 3 * 4 * 300, "block {block}");
         assert_eq!(one, all, "block {block}");
     }
+}
+
+/// A sink that fails part way through a stream of many windows: the scan
+/// returns its error (the helper reading ahead is stopped, not waited on
+/// forever), and one that has all it wants stops the scan there.
+#[test]
+fn a_sink_that_fails_or_stops_part_way_ends_the_stream() {
+    use cudnnlog::sink::FnSink;
+    let log = busy_log();
+    let scanner = ScannerBuilder::new()
+        .block_size(4096)
+        .context_before(1024)
+        .context_after(1024)
+        .lookback(1024)
+        .build(Catalog::builtin().unwrap());
+    let mut seen = Vec::new();
+    let mut failing = FnSink(|m: &cudnnlog::Match<'_>| {
+        seen.push(m.location.line);
+        match seen.len() {
+            3 => Err(cudnnlog::Error::Io {
+                path: "sink".to_string(),
+                source: std::io::Error::other("disk full"),
+            }),
+            _ => Ok(true),
+        }
+    });
+    let err = scanner
+        .scan_reader("<stdin>", &log[..], &mut failing)
+        .unwrap_err();
+    assert!(err.to_string().contains("disk full"), "{err}");
+    assert_eq!(seen.len(), 3);
+    let mut first = Vec::new();
+    let mut stopping = FnSink(|m: &cudnnlog::Match<'_>| -> Result<bool, cudnnlog::Error> {
+        first.push(m.location.line);
+        Ok(false)
+    });
+    let info = scanner
+        .scan_reader("<stdin>", &log[..], &mut stopping)
+        .unwrap();
+    // Stopped after the first match, yet the whole stream was read.
+    assert_eq!((first.len(), info.bytes), (1, log.len() as u64));
+    // The match a scan of the bytes in memory stops at.
+    let mut in_memory = Vec::new();
+    let mut stopping = FnSink(|m: &cudnnlog::Match<'_>| -> Result<bool, cudnnlog::Error> {
+        in_memory.push(m.location.line);
+        Ok(false)
+    });
+    scanner.scan_slice(&log, &mut stopping).unwrap();
+    assert_eq!(first, in_memory);
 }

@@ -150,7 +150,9 @@ impl Scanner {
     /// window (a file still being written, a pipe, a decompressed log) gets
     /// all cores this way with its memory still bounded by the block.
     pub(super) fn find_candidates_parallel(&self, hay: &[u8], span: Range<usize>, out: &mut Found) {
-        let pieces = rayon::current_num_threads().min(span.len() / PARALLEL_PIECE_MIN);
+        // A few pieces a thread, so that a thread done with other work (a
+        // stream frames its window meanwhile) takes some.
+        let pieces = (4 * rayon::current_num_threads()).min(span.len() / PARALLEL_PIECE_MIN);
         if pieces < 2 {
             return self.find_candidates(hay, span, out);
         }
@@ -168,7 +170,7 @@ impl Scanner {
             .par_windows(2)
             .map(|w| {
                 let mut piece = Found::default();
-                self.find_candidates(hay, w[0]..w[1], &mut piece);
+                self.find_candidates_sized(hay, w[0]..w[1], span.len(), &mut piece);
                 piece
             })
             .collect();
@@ -315,7 +317,7 @@ pub(super) struct Found {
 }
 
 impl Found {
-    fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         self.hits.clear();
         self.probes.clear();
         self.errors.clear();

@@ -459,8 +459,8 @@ impl Scanner {
         let (info, cut) = match open(path, mmap)? {
             Opened::Mapped(map) => (self.scan_slice_named(&name, &map, sink)?, None),
             Opened::Stream(reader, _) => {
-                let one: stream::Finish<S> = |scanner, st, hay, owned, found, sink| {
-                    scanner.finish_window(st, hay, owned, false, found, sink)
+                let one: stream::Finish<S> = |scanner, st, hay, owned, found, regions, sink| {
+                    scanner.finish_window(st, hay, owned, false, found, regions, sink)
                 };
                 self.scan_stream(&name, reader, sink, &|| {}, one)?
             }
@@ -570,7 +570,7 @@ impl Scanner {
     ) -> Result<(), S::Error> {
         let mut found = std::mem::take(&mut st.found);
         self.search_window(hay, &owned, &mut found);
-        let done = self.finish_window(st, hay, owned, whole, &found, sink);
+        let done = self.finish_window(st, hay, owned, whole, &found, None, sink);
         st.found = found;
         done
     }
@@ -584,8 +584,9 @@ impl Scanner {
     }
 
     /// Everything after the literal pass: the window's probe and error
-    /// lines, its regions framed and matched, and the sink told the window
-    /// is done.
+    /// lines, its regions (unless known already) framed and matched, and
+    /// the sink told the window is done.
+    #[allow(clippy::too_many_arguments)]
     fn finish_window<S: Sink>(
         &self,
         st: &mut State,
@@ -593,10 +594,11 @@ impl Scanner {
         owned: Range<usize>,
         whole: bool,
         found: &Found,
+        regions: Option<Vec<regions::Region>>,
         sink: &mut S,
     ) -> Result<(), S::Error> {
         self.window_lines(st, hay, &owned, found, sink)?;
-        let regions = self.window_regions(st, hay, &owned, whole, found);
+        let regions = regions.unwrap_or_else(|| self.window_regions(st, hay, &owned, whole, found));
         self.frame_regions(st, hay, &regions, &found.hits, &owned, sink)?;
         sink.window_end(&self.window(st, hay))
     }

@@ -240,10 +240,11 @@ impl Scanner {
         hay: &[u8],
         owned: Range<usize>,
         found: &Found,
+        regions: Option<Vec<regions::Region>>,
         sink: &mut S,
     ) -> Result<(), S::Error> {
         self.window_lines(st, hay, &owned, found, sink)?;
-        let regions = self.window_regions(st, hay, &owned, false, found);
+        let regions = regions.unwrap_or_else(|| self.window_regions(st, hay, &owned, false, found));
         // A window holds a few batches' worth at least (a small block,
         // in tests, has small batches).
         let block = self.config.block;

@@ -161,21 +161,38 @@ impl Scanner {
     /// complete, or the last region starts the owned part (no progress
     /// would be made: the window owns it as it is). With it, whether that
     /// region was split from the one before (the next window must frame it
-    /// so too).
+    /// so too). And the regions the window frames once its owned part ends
+    /// there: a region depends only on the candidates before it, so they
+    /// are those found here, less the last, unless the last was split from
+    /// the one before (which then ends elsewhere).
     pub(super) fn carried_from(
         &self,
         hay: &[u8],
         hits: &[usize],
         owned: &Range<usize>,
         split_at: Option<usize>,
-    ) -> Option<(usize, bool)> {
-        let regions = self.regions(hay, hits, |h| owned.contains(&h), split_at);
-        let last = regions.last()?;
+    ) -> (Option<(usize, bool)>, Vec<Region>) {
+        let mut regions = self.regions(hay, hits, |h| owned.contains(&h), split_at);
+        let Some(last) = regions.last() else {
+            return (None, regions);
+        };
         let first = hits[last.hits.start];
         // A later candidate's region starts at most `back` (its reach) and
         // NEAR (its context) before it.
         let joinable = last.bytes.end + self.config.back + NEAR >= owned.end;
-        (joinable && first > owned.start).then_some((first, last.split_before))
+        if !joinable || first <= owned.start {
+            return (None, regions);
+        }
+        let split = last.split_before;
+        match split {
+            true => {
+                regions = self.regions(hay, hits, |h| (owned.start..first).contains(&h), split_at)
+            }
+            false => {
+                regions.pop();
+            }
+        }
+        (Some((first, split)), regions)
     }
 
     /// Where the lines above the candidate line at `at` that may belong to

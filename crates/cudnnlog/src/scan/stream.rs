@@ -29,8 +29,8 @@ impl Scanner {
         reader: R,
         sink: &mut S,
     ) -> Result<SourceInfo, S::Error> {
-        let one: Finish<S> = |scanner, st, hay, owned, found, sink| {
-            scanner.finish_window(st, hay, owned, false, found, sink)
+        let one: Finish<S> = |scanner, st, hay, owned, found, regions, sink| {
+            scanner.finish_window(st, hay, owned, false, found, regions, sink)
         };
         let (info, cut) = self.scan_stream(name, reader, sink, &|| {}, one)?;
         end_source(sink, info, cut, None)
@@ -70,10 +70,14 @@ impl Scanner {
     /// window, the sink not told the source ended: what was read, and the
     /// error of a read that failed part way (after the bytes before it).
     ///
-    /// Window `k` is framed on this thread (the sink need not be `Send`)
-    /// while a helper thread reads window `k + 1` into a second buffer and
-    /// runs its literal pass: the sink sees the same calls in the same
-    /// order as when the windows are done one after the other.
+    /// A helper thread reads the stream window by window, runs each
+    /// window's literal pass (on rayon's threads) and plans it
+    /// ([`Block::plan`]); this thread frames the windows in order (the sink
+    /// need not be `Send`), so the sink sees the same calls in the same
+    /// order as when the windows are done one after the other. The helper
+    /// goes on to the next window as soon as a block is free, [`AHEAD`]
+    /// windows ahead at most; each side's work is split on rayon's threads,
+    /// so a thread done with its side takes pieces of the other's.
     ///
     /// `finish` frames a window: [`finish_window`](Scanner::finish_window) on
     /// this thread, or [`finish_window_forked`](Scanner::finish_window_forked) on
@@ -81,95 +85,162 @@ impl Scanner {
     pub(super) fn scan_stream<S: Sink, R: Read + Send>(
         &self,
         name: &str,
-        mut reader: R,
+        reader: R,
         sink: &mut S,
         progress: &dyn Fn(),
         finish: Finish<S>,
     ) -> Result<(SourceInfo, Option<std::io::Error>), S::Error> {
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let (full, windows) = std::sync::mpsc::sync_channel::<Block>(AHEAD);
+        let (free, buffers) = std::sync::mpsc::channel::<Block>();
+        std::thread::scope(|scope| {
+            // Dropped when this closure returns (an error framing a
+            // window), which ends the helper before the scope waits for it.
+            let (windows, free) = (windows, free);
+            let stop = &stop;
+            let helper = scope.spawn(move || self.read_windows(reader, buffers, full, stop));
+            let mut st = State::new();
+            for mut now in windows.iter() {
+                st.base = now.base;
+                st.split_at = now.split_at;
+                if !st.stopped {
+                    let owned = now.owned.clone();
+                    let regions = now.regions.take();
+                    finish(self, &mut st, &now.buf, owned, &now.found, regions, sink)?;
+                    // Once the sink has all it wants, later windows are
+                    // read but not searched.
+                    stop.store(st.stopped, std::sync::atomic::Ordering::Relaxed);
+                }
+                progress();
+                if now.eof {
+                    let lines = count_lines(&mut st.counter, &now.buf);
+                    let info = SourceInfo {
+                        path: name.to_string(),
+                        bytes: st.base + now.buf.len() as u64,
+                        lines,
+                        modified: None,
+                    };
+                    // A read that failed part way (a truncated archive)
+                    // ends the stream: what came before it was scanned.
+                    return Ok((info, now.error.take()));
+                }
+                let line = st.counter.line_at(&now.buf, now.keep);
+                st.counter = LineCounter::new(line);
+                // The helper may have stopped (its side of the channel
+                // closed only when it is done).
+                let _ = free.send(now);
+            }
+            // The helper ended without the last window: it panicked.
+            match helper.join() {
+                Err(panic) => std::panic::resume_unwind(panic),
+                Ok(()) => unreachable!("the helper sends the last window before it returns"),
+            }
+        })
+    }
+
+    /// The helper of [`scan_stream`](Scanner::scan_stream): reads windows
+    /// into the blocks it is given back (a fresh one while fewer than
+    /// `AHEAD + 1` exist), runs their literal pass unless `stop` is set,
+    /// plans them, and sends them on in order. Returns after the last
+    /// window, or when the windows are no longer taken (an error framing
+    /// one).
+    fn read_windows<R: Read>(
+        &self,
+        mut reader: R,
+        buffers: std::sync::mpsc::Receiver<Block>,
+        full: std::sync::mpsc::SyncSender<Block>,
+        stop: &std::sync::atomic::AtomicBool,
+    ) {
         let cfg = self.config;
-        let mut st = State::new();
         // An event may start `back` bytes before the first owned candidate,
         // and its context is looked up `lookback` bytes before that.
         let keep_back = cfg.back + cfg.back.max(cfg.lookback);
         let capacity = keep_back + cfg.block + cfg.forward;
+        let mut made = 1;
         let mut now = Block::first(capacity);
         now.read(&mut reader, &cfg);
         self.search_window(&now.buf, &now.owned, &mut now.found);
-        let mut next = Block::first(capacity);
+        now.plan(self, None);
+        let (mut base, mut split_at) = (0u64, None);
         loop {
+            now.base = base;
             if now.eof {
-                if !st.stopped {
-                    let owned = now.owned.clone();
-                    finish(self, &mut st, &now.buf, owned, &now.found, sink)?;
-                }
-                progress();
-                let lines = count_lines(&mut st.counter, &now.buf);
-                let info = SourceInfo {
-                    path: name.to_string(),
-                    bytes: st.base + now.buf.len() as u64,
-                    lines,
-                    modified: None,
-                };
-                // A read that failed part way (a truncated archive) ends
-                // the stream: what came before it was scanned.
-                return Ok((info, now.error.take()));
+                now.split_at = split_at;
+                let _ = full.send(now);
+                return;
             }
             // What later windows need of this one: the context before, and
-            // the unowned rest. The helper copies it and reads more of the
-            // stream while this window is framed, so a live stream's window
-            // is reported before its next block arrives. The context starts
+            // the unowned rest. A region that may go on past this window is
+            // the next one's (it holds the whole region, as a mapped scan
+            // frames it): the plan says where it starts. The context starts
             // on a line, unless that line began more than `keep_back` before
             // it: a line with no end (a decompression bomb of zeros) is cut,
             // not kept whole, so memory stays bounded.
-            // A region that may go on past this window is the next one's
-            // (it holds the whole region, as a mapped scan frames it).
-            let split_at = st.split_at_in_window();
-            if let Some((first, split)) =
-                self.carried_from(&now.buf, &now.found.hits, &now.owned, split_at)
-            {
+            if let Some((first, split)) = now.carry {
                 now.owned.end = first;
-                st.split_at = split.then_some(st.base + first as u64);
+                split_at = split.then_some(base + first as u64);
             }
+            now.split_at = split_at;
             let context = now.owned.end.saturating_sub(keep_back);
-            let keep = line_start_before(&now.buf, context).max(context.saturating_sub(keep_back));
-            let stopped = st.stopped;
-            let framed = std::thread::scope(|scope| {
-                let (next, now_buf, owned_end, reader) =
-                    (&mut next, &now.buf, now.owned.end, &mut reader);
-                let ahead = scope.spawn(move || {
-                    next.buf.clear();
-                    next.buf.extend_from_slice(&now_buf[keep..]);
-                    next.owned = owned_end - keep..0;
-                    next.read(reader, &cfg);
-                    if !stopped {
-                        self.search_window(&next.buf, &next.owned, &mut next.found);
-                    }
-                });
-                let framed = match stopped {
-                    true => Ok(()),
-                    false => {
-                        let owned = now.owned.clone();
-                        finish(self, &mut st, &now.buf, owned, &now.found, sink)
-                    }
-                };
-                ahead
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                framed
-            });
-            framed?;
-            progress();
-            let line = st.counter.line_at(&now.buf, keep);
-            st.counter = LineCounter::new(line);
-            st.base += keep as u64;
-            std::mem::swap(&mut now, &mut next);
+            now.keep = line_start_before(&now.buf, context).max(context.saturating_sub(keep_back));
+            let mut next = match buffers.try_recv() {
+                Ok(block) => block,
+                Err(_) if made <= AHEAD => {
+                    made += 1;
+                    Block::first(capacity)
+                }
+                Err(_) => match buffers.recv() {
+                    Ok(block) => block,
+                    Err(_) => return,
+                },
+            };
+            let keep = now.keep;
+            next.buf.clear();
+            next.buf.extend_from_slice(&now.buf[keep..]);
+            next.owned = now.owned.end - keep..0;
+            // Sent before the next window is read, so that a live stream's
+            // window is reported before its next block arrives.
+            if full.send(now).is_err() {
+                return;
+            }
+            next.read(&mut reader, &cfg);
+            base += keep as u64;
+            // Where a region split in the window before starts, in this one.
+            let next_split = split_at
+                .and_then(|a| a.checked_sub(base))
+                .map(|a| a as usize);
+            match stop.load(std::sync::atomic::Ordering::Relaxed) {
+                true => {
+                    next.found.clear();
+                    (next.carry, next.regions) = (None, None);
+                }
+                false => {
+                    self.search_window(&next.buf, &next.owned, &mut next.found);
+                    next.plan(self, next_split);
+                }
+            }
+            now = next;
         }
     }
 }
 
-/// How a stream's window is framed, once its literal pass is done.
-pub(super) type Finish<S> =
-    fn(&Scanner, &mut State, &[u8], Range<usize>, &Found, &mut S) -> Result<(), <S as Sink>::Error>;
+/// How many windows past the one being framed a stream's helper may have
+/// read: each is a block of memory ([`ScannerBuilder::block_size`]). One,
+/// so two blocks in all: a third measured no faster on 2 cores, and costs
+/// another 8 MiB.
+const AHEAD: usize = 1;
+
+/// How a stream's window is framed, once its literal pass is done: with
+/// its regions when they are known already.
+pub(super) type Finish<S> = fn(
+    &Scanner,
+    &mut State,
+    &[u8],
+    Range<usize>,
+    &Found,
+    Option<Vec<regions::Region>>,
+    &mut S,
+) -> Result<(), <S as Sink>::Error>;
 
 /// One window of a stream: its bytes (the kept context first), the lines
 /// it owns, and what its literal pass found.
@@ -182,6 +253,18 @@ struct Block {
     /// A read that failed, ending the stream after the bytes before it.
     error: Option<std::io::Error>,
     found: Found,
+    /// Where the owned part ends so that its last region is not cut, and
+    /// whether that region was split ([`Scanner::carried_from`]).
+    carry: Option<(usize, bool)>,
+    /// The regions the owned part frames, once it ends there.
+    regions: Option<Vec<regions::Region>>,
+    /// Where the window starts in the stream.
+    base: u64,
+    /// Where the next window starts in this one.
+    keep: usize,
+    /// Where a region split from one before starts, in the stream
+    /// ([`State::split_at`]).
+    split_at: Option<u64>,
 }
 
 impl Block {
@@ -192,7 +275,26 @@ impl Block {
             eof: false,
             error: None,
             found: Found::default(),
+            carry: None,
+            regions: None,
+            base: 0,
+            keep: 0,
+            split_at: None,
         }
+    }
+
+    /// Plans a window whose literal pass is done: where its owned part
+    /// ends, and the regions it then frames (computed once, for both).
+    /// The last window frames what it owns, so is not planned.
+    fn plan(&mut self, scanner: &Scanner, split_at: Option<usize>) {
+        (self.carry, self.regions) = match self.eof {
+            true => (None, None),
+            false => {
+                let (carry, regions) =
+                    scanner.carried_from(&self.buf, &self.found.hits, &self.owned, split_at);
+                (carry, Some(regions))
+            }
+        };
     }
 
     /// Reads a block after the kept bytes and the context after it, and
