@@ -38,6 +38,7 @@
 //! of `[rank1]:`, so interleaved ranks give separate events.
 
 mod last_words;
+mod memo;
 mod shape;
 mod split;
 mod text;
@@ -244,6 +245,8 @@ pub struct Framer {
     seen: u64,
     /// The width the region being framed was hard-wrapped at, if it was.
     wrap_width: Option<usize>,
+    /// The last few distinct lines' prefixes and pieces.
+    memo: memo::LineMemo,
 }
 
 /// A Python warning whose message starts on the next line: PyTorch's
@@ -274,10 +277,8 @@ impl Framer {
         let mut pieces = std::mem::take(&mut self.pieces);
         for (phys, end) in lines(hay, range) {
             pieces.clear();
-            let raw = &hay[phys..end];
             // Parsed once: a line that is not split is its own piece.
-            let prefix = (!ansi::has_escape(raw)).then(|| parse_prefix(raw));
-            split::split(hay, phys..end, prefix.map_or(0, |p| p.body), &mut pieces);
+            let prefix = self.memo.read(hay, phys..end, &mut pieces);
             let whole = pieces.len() == 1;
             let known = if whole { prefix } else { None };
             let mut origin = None;

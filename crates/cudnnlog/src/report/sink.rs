@@ -156,6 +156,10 @@ struct Placer<'w, 'a> {
     /// The source the window is of.
     source: usize,
     asked: usize,
+    /// A lookup found no marker: the window has few near its findings (a
+    /// burst of warnings), so every later lookup would read back the whole
+    /// lookback again; they use the index from then on.
+    missed: bool,
     markers: crate::context::Markers,
     prefixes: crate::context::PrefixMemo,
 }
@@ -186,11 +190,19 @@ impl Placer<'_, '_> {
         }
         let offset = (byte - w.base) as usize;
         self.asked += 1;
-        if self.asked <= INDEX_AFTER {
-            return crate::context::progress_before(w.hay, offset, w.lookback, rank);
+        if self.unindexed() {
+            let progress = crate::context::progress_before(w.hay, offset, w.lookback, rank);
+            self.missed |= progress == Progress::default();
+            return progress;
         }
         self.markers
             .progress_before(w.hay, offset, w.lookback, rank)
+    }
+
+    /// Whether lookups still read the window directly: the first few, until
+    /// one misses.
+    fn unindexed(&self) -> bool {
+        self.asked <= INDEX_AFTER && !self.missed
     }
 
     fn timestamp(&mut self, byte: u64, rank: Option<u32>) -> Option<crate::prefix::Timestamp> {
@@ -199,7 +211,7 @@ impl Placer<'_, '_> {
             return None;
         }
         let offset = (byte - w.base) as usize;
-        let memo = (self.asked > INDEX_AFTER).then_some(&mut self.prefixes);
+        let memo = (!self.unindexed()).then_some(&mut self.prefixes);
         crate::context::timestamp_before_in(w.hay, offset, w.lookback, rank, memo)
     }
 }
@@ -592,6 +604,7 @@ impl Sink for FindingsSink<'_> {
             w,
             source,
             asked: 0,
+            missed: false,
             markers: crate::context::Markers::new(),
             prefixes: Default::default(),
         };

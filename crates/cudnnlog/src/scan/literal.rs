@@ -294,16 +294,30 @@ impl Scanner {
             kinds |= anchor_kinds[more.pattern().as_usize()];
             at = more.end();
         }
-        if kinds & FOR_PATTERN != 0 {
-            out.hits.push(start);
+        record(out, kinds, start);
+        let mut next = next_line(hay, content_end, end);
+        let mut last = start;
+        // A burst: the bytes since the line taken before this one (one
+        // warning, or a few ranks' copies of it, with the lines no anchor
+        // is on) come again right after it. Lines with the same bytes
+        // before them hold the same anchors, so each period is recorded
+        // as this line was, after a comparison instead of a search.
+        if let Some(q) = out
+            .last
+            .filter(|&q| start - q <= MAX_PERIOD && hay[start - 1] == b'\n')
+        {
+            let p = start - q;
+            if start + p <= end && hay[start..start + p] == hay[q..start] {
+                // `[last, last + p)` holds no anchor but on its first line.
+                while last + 2 * p <= end && hay[last + p..last + 2 * p] == hay[last..last + p] {
+                    last += p;
+                    record(out, kinds, last);
+                }
+                next = last + p;
+            }
         }
-        if kinds & FOR_PROBE != 0 {
-            out.probes.push(start);
-        }
-        if kinds & (FOR_ERROR | FOR_PATTERN) == FOR_ERROR {
-            out.errors.push(start);
-        }
-        next_line(hay, content_end, end)
+        out.last = Some(last);
+        next
     }
 }
 
@@ -314,6 +328,26 @@ pub(super) struct Found {
     pub hits: Vec<usize>,
     pub probes: Vec<usize>,
     pub errors: Vec<usize>,
+    /// The last line the pass took (one with an anchor); every line after
+    /// it that the pass went past has none.
+    last: Option<usize>,
+}
+
+/// The longest burst period the literal pass compares (a few ranks'
+/// copies of a warning and their source lines).
+const MAX_PERIOD: usize = 16 << 10;
+
+/// Records the line at `at`, whose anchors are of `kinds`.
+fn record(out: &mut Found, kinds: u8, at: usize) {
+    if kinds & FOR_PATTERN != 0 {
+        out.hits.push(at);
+    }
+    if kinds & FOR_PROBE != 0 {
+        out.probes.push(at);
+    }
+    if kinds & (FOR_ERROR | FOR_PATTERN) == FOR_ERROR {
+        out.errors.push(at);
+    }
 }
 
 impl Found {
@@ -321,6 +355,7 @@ impl Found {
         self.hits.clear();
         self.probes.clear();
         self.errors.clear();
+        self.last = None;
     }
 
     /// Adds what the search of the next piece found.
@@ -351,5 +386,106 @@ pub(super) fn next_line(hay: &[u8], content_end: usize, end: usize) -> usize {
         content_end + 2
     } else {
         content_end + 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lines a pass must find, each line searched on its own.
+    fn line_by_line(s: &Scanner, hay: &[u8]) -> (Vec<usize>, Vec<usize>, Vec<usize>) {
+        let (ac, anchor_kinds) = s.scan_ac(usize::MAX);
+        let mut out = Found::default();
+        let mut pos = 0;
+        while pos < hay.len() {
+            let content_end =
+                memchr::memchr2(b'\n', b'\r', &hay[pos..]).map_or(hay.len(), |p| pos + p);
+            let mut kinds = 0u8;
+            let mut at = search_from(hay, pos);
+            while let Some(m) = ac.find(aho_corasick::Input::new(hay).span(at..content_end)) {
+                kinds |= anchor_kinds[m.pattern().as_usize()];
+                at = m.end();
+            }
+            if kinds != 0 {
+                record(&mut out, kinds, pos);
+            }
+            pos = next_line(hay, content_end, hay.len());
+        }
+        (out.hits, out.probes, out.errors)
+    }
+
+    /// Bursts of one to five lines repeated, broken part way, after a
+    /// `\r` instead of a newline, at the very end without one: each engine
+    /// finds what a search of each line on its own finds.
+    #[test]
+    fn a_burst_is_found_as_each_of_its_lines_would_be() {
+        let warn = "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/conv.py:456: UserWarning: Plan failed with a cudnnException: CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: cudnnFinalize Descriptor Failed cudnn_status: CUDNN_STATUS_NOT_SUPPORTED\n";
+        let periods: [&[&str]; 5] = [
+            &[warn],
+            &[
+                warn,
+                "  return F.conv2d(input, weight, bias, self.stride,\n",
+            ],
+            &[
+                "[rank0]:",
+                "x\n",
+                "[rank1]:RuntimeError: CUDA error: out of memory\n",
+            ],
+            &[
+                "INFO step 3 loss 0.5\n",
+                "torch.backends.cudnn.benchmark = True\n",
+                warn,
+                "\n",
+            ],
+            &[
+                "E1203 11:58:00.123 1 a.cc:9] NCCL error\n",
+                "ok\n",
+                "ok\n",
+                "ok\n",
+                "ValueError: bad\n",
+            ],
+        ];
+        let mut log = String::new();
+        for (i, period) in periods.iter().enumerate() {
+            for n in 0..(50 + 13 * i) {
+                log.push_str(&period.concat());
+                if n == 20 + i {
+                    // A break in the burst: one line changed.
+                    log.push_str("INFO step 4 loss 0.5\n");
+                }
+            }
+            log.push_str("\rUserWarning: Plan failed with a cudnnException\r\n");
+            log.push_str(&"UserWarning: Plan failed with a cudnnException\r\n".repeat(5));
+        }
+        log.push_str(&warn.repeat(3));
+        log.push_str(warn.trim_end());
+        let hay = log.as_bytes();
+        for engine in [
+            LiteralEngine::Auto,
+            LiteralEngine::Nfa,
+            LiteralEngine::Dfa,
+            LiteralEngine::TwoTier,
+            LiteralEngine::Exact,
+        ] {
+            let s = ScannerBuilder::new()
+                .literal_engine(engine)
+                .build(crate::Catalog::builtin().unwrap());
+            let want = line_by_line(&s, hay);
+            assert!(
+                want.0.len() > 300 && !want.1.is_empty() && !want.2.is_empty(),
+                "{:?}",
+                (want.0.len(), want.1.len(), want.2.len())
+            );
+            for size in [hay.len(), DFA_MIN_SPAN] {
+                let mut found = Found::default();
+                s.find_candidates_sized(hay, 0..hay.len(), size, &mut found);
+                assert_eq!(
+                    (found.hits, found.probes, found.errors),
+                    want,
+                    "{engine:?}, size {size}"
+                );
+            }
+        }
     }
 }
