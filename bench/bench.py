@@ -163,9 +163,9 @@ def main():
           f"rg -F with the catalog's {n_anchors} anchors, and `wc -l` (the newline-count floor)")
     print()
     startup(anchors, keywords, args)
+    wrong = burst(keywords, args)
     print("| size | cudnnlog s | fresh s | rg kw s | rg anchors s | wc -l s | ÷ rg kw | ÷ rg anchors | fresh ÷ mapped | ÷ floor | peak anon MiB (mapped / fresh) | answer |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    wrong = 0
     for size in [float(s) for s in args.sizes.split(",")]:
         log = os.path.join(args.dir, f"train-{size:g}g.log")
         generate(log, size, args.seed)
@@ -227,6 +227,65 @@ def main():
         wrong += not (ok and ok_fresh)
     if wrong:
         sys.exit(f"bench: {wrong} of the reports do not match the generator's truth")
+
+
+# A cuDNN v8 warning as PyTorch prints it, and the source line Python's
+# warnings module prints under it.
+WARNING = (
+    "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/conv.py:456: UserWarning: Plan failed with a "
+    "cudnnException: CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: cudnnFinalize Descriptor Failed cudnn_status: "
+    "CUDNN_STATUS_NOT_SUPPORTED (Triggered internally at ../aten/src/ATen/native/cudnn/Conv_v8.cpp:919.)\n"
+    "  return F.conv2d(input, weight, bias, self.stride,\n"
+)
+
+
+def burst(keywords, args):
+    """A burst: a million copies of one warning (with its source line; and
+    four ranks' copies, interleaved), each log between two step lines, timed
+    against the keyword grep; each report must count every copy. Returns the
+    number of wrong answers."""
+    copies = 20_000 if args.smoke else 1_000_000
+    shapes = {
+        "one warning": WARNING,
+        "4 ranks interleaved": "".join(
+            "".join(f"[rank{r}]:{line}\n" for line in WARNING.splitlines()) for r in range(4)
+        ),
+    }
+    wrong = 0
+    for name, period in shapes.items():
+        log = os.path.join(args.dir, f"burst-{name.split()[0]}-{copies}.log")
+        n = copies // period.count("UserWarning")
+        with open(log, "w") as f:
+            f.write("INFO train: step 1 loss 0.5\n")
+            f.write(period * n)
+            f.write("INFO train: step 2 loss 0.5\n")
+        past = time.time() - 3600
+        os.utime(log, (past, past))
+        report = os.path.join(args.dir, "burst-report.json")
+        cmds = {
+            "cudnnlog": [os.path.join(BIN, "cudnnlog"), "scan", "--format", "json", log],
+            "rg kw": ["rg", "-c", "-F", "-f", keywords, log],
+        }
+        wall = {k: [] for k in cmds}
+        for _ in range(args.runs):
+            for tool, cmd in cmds.items():
+                with open(report if tool == "cudnnlog" else os.path.join(args.dir, "other.out"), "w") as out:
+                    t, _, _, _ = timed(cmd, out)
+                wall[tool].append(t)
+        with open(report) as f:
+            found = {x["class"]: x["count"] for x in json.load(f)["findings"]}
+        ok = found.get("cudnn.plan_failed") == n * period.count("UserWarning")
+        wrong += not ok
+        med = {k: statistics.median(v) for k, v in wall.items()}
+        print(
+            f"burst of {copies:,} warnings ({name}, {os.path.getsize(log) / 1e6:.0f} MB): cudnnlog {med['cudnnlog']:.2f} s, "
+            f"rg kw {med['rg kw']:.2f} s, ÷ rg kw {med['cudnnlog'] / med['rg kw']:.1f}, "
+            f"{med['cudnnlog'] / copies * 1e9:.0f} ns a warning; "
+            f"{'counted every copy' if ok else f'WRONG: {found}'}"
+        )
+        os.remove(log)
+    print()
+    return wrong
 
 
 def startup(anchors, keywords, args):

@@ -229,6 +229,7 @@ fn spaces(i: &[u8]) -> Res<'_, &[u8]> {
     take_while(|c: u8| c == b' ' || c == b'\t')(i)
 }
 
+pub(crate) mod cache;
 mod tags;
 pub(crate) mod time;
 

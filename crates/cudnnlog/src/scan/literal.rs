@@ -295,29 +295,14 @@ impl Scanner {
             at = more.end();
         }
         record(out, kinds, start);
-        let mut next = next_line(hay, content_end, end);
-        let mut last = start;
-        // A burst: the bytes since the line taken before this one (one
-        // warning, or a few ranks' copies of it, with the lines no anchor
-        // is on) come again right after it. Lines with the same bytes
-        // before them hold the same anchors, so each period is recorded
-        // as this line was, after a comparison instead of a search.
-        if let Some(q) = out
-            .last
-            .filter(|&q| start - q <= MAX_PERIOD && hay[start - 1] == b'\n')
-        {
-            let p = start - q;
-            if start + p <= end && hay[start..start + p] == hay[q..start] {
-                // `[last, last + p)` holds no anchor but on its first line.
-                while last + 2 * p <= end && hay[last + p..last + 2 * p] == hay[last..last + p] {
-                    last += p;
-                    record(out, kinds, last);
-                }
-                next = last + p;
-            }
+        if let Some(next) = burst(out, hay, start, kinds, end) {
+            return next;
         }
-        out.last = Some(last);
-        next
+        if out.recent.len() == RECENT {
+            out.recent.remove(0);
+        }
+        out.recent.push((start, kinds));
+        next_line(hay, content_end, end)
     }
 }
 
@@ -328,14 +313,65 @@ pub(super) struct Found {
     pub hits: Vec<usize>,
     pub probes: Vec<usize>,
     pub errors: Vec<usize>,
-    /// The last line the pass took (one with an anchor); every line after
-    /// it that the pass went past has none.
-    last: Option<usize>,
+    /// The last [`RECENT`] lines the pass took (with an anchor), oldest
+    /// first, with their anchors' kinds: every other line after the oldest
+    /// that the pass went past has none.
+    recent: Vec<(usize, u8)>,
 }
 
-/// The longest burst period the literal pass compares (a few ranks'
-/// copies of a warning and their source lines).
+/// The lines taken a burst's period may hold: a warning from each of
+/// sixteen ranks.
+const RECENT: usize = 16;
+
+/// The longest burst period the literal pass compares.
 const MAX_PERIOD: usize = 16 << 10;
+
+/// A burst: after the line at `start` was taken (with anchors of
+/// `kinds`), the bytes from one of the recent lines taken up to it (one
+/// warning, or a few ranks' copies of it, with the lines no anchor is on)
+/// come again right after it, once or many times. Lines with the same
+/// bytes and the same byte before them hold the same anchors, so the lines
+/// of each repeated period are recorded as their first copies were, after
+/// a comparison instead of a search. Returns where the pass goes on, or
+/// `None` when no period repeats.
+fn burst(out: &mut Found, hay: &[u8], start: usize, kinds: u8, end: usize) -> Option<usize> {
+    if start == 0 || hay[start - 1] != b'\n' {
+        return None;
+    }
+    // Newest first: the shortest period.
+    let k = (0..out.recent.len()).rev().find(|&k| {
+        let q = out.recent[k].0;
+        let p = start - q;
+        p <= MAX_PERIOD
+            && start + p <= end
+            // A period ends with a newline, as the one before `start` does:
+            // a cheap test before the comparison.
+            && hay[start + p - 1] == b'\n'
+            && hay[start..start + p] == hay[q..start]
+    })?;
+    let q = out.recent[k].0;
+    let p = start - q;
+    // The lines taken in one period, from its start; its first line is
+    // preceded by a newline, as the one at `start` is.
+    let mut takes: Vec<(usize, u8)> = out.recent[k..]
+        .iter()
+        .map(|&(at, kd)| (at - q, kd))
+        .collect();
+    takes[0].1 = kinds;
+    for &(o, kd) in &takes[1..] {
+        record(out, kd, start + o);
+    }
+    let mut s = start;
+    while s + 2 * p <= end && hay[s + p..s + 2 * p] == hay[s..s + p] {
+        s += p;
+        for &(o, kd) in &takes {
+            record(out, kd, s + o);
+        }
+    }
+    out.recent.clear();
+    out.recent.extend(takes.iter().map(|&(o, kd)| (s + o, kd)));
+    Some(s + p)
+}
 
 /// Records the line at `at`, whose anchors are of `kinds`.
 fn record(out: &mut Found, kinds: u8, at: usize) {
@@ -355,7 +391,7 @@ impl Found {
         self.hits.clear();
         self.probes.clear();
         self.errors.clear();
-        self.last = None;
+        self.recent.clear();
     }
 
     /// Adds what the search of the next piece found.
@@ -421,7 +457,11 @@ mod tests {
     #[test]
     fn a_burst_is_found_as_each_of_its_lines_would_be() {
         let warn = "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/conv.py:456: UserWarning: Plan failed with a cudnnException: CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: cudnnFinalize Descriptor Failed cudnn_status: CUDNN_STATUS_NOT_SUPPORTED\n";
-        let periods: [&[&str]; 5] = [
+        let ranks: String = (0..4)
+            .map(|r| format!("[rank{r}]:{warn}[rank{r}]:  return F.conv2d(input, weight)\n"))
+            .collect();
+        let periods: [&[&str]; 6] = [
+            &[&ranks],
             &[warn],
             &[
                 warn,

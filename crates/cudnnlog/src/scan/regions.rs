@@ -26,6 +26,7 @@
 //! same regions.
 
 use super::*;
+use crate::prefix::cache::PrefixCache;
 
 /// The context first framed on each side of a candidate line.
 pub(super) const NEAR: usize = 8 << 10;
@@ -98,11 +99,14 @@ impl Scanner {
             use rayon::prelude::*;
             kept.par_iter()
                 .with_min_len(PARALLEL_REACH / 4)
-                .map(|&i| self.reach_back(hay, hits[i]))
+                .map_init(PrefixCache::default, |cache, &i| {
+                    self.reach_back(hay, hits[i], cache)
+                })
                 .collect()
         } else {
+            let mut cache = PrefixCache::default();
             kept.iter()
-                .map(|&i| self.reach_back(hay, hits[i]))
+                .map(|&i| self.reach_back(hay, hits[i], &mut cache))
                 .collect()
         };
         for (&i, &reach) in kept.iter().zip(&reaches) {
@@ -201,15 +205,15 @@ impl Scanner {
     /// frames right above it, other writers' lines passed over as the
     /// framer does, at most `context_before` back. A traceback pasted
     /// without its header starts at its first frame, which no anchor marks.
-    fn reach_back(&self, hay: &[u8], at: usize) -> usize {
+    fn reach_back(&self, hay: &[u8], at: usize, cache: &mut PrefixCache) -> usize {
         let floor = at.saturating_sub(self.config.back);
         // A line's head is enough for its prefix and indentation (a metric
         // line may be 150 KB long).
-        let line = |from: usize| {
+        let mut line = |from: usize| {
             let head = &hay[from..(from + LINE_HEAD).min(hay.len())];
             let end = memchr::memchr(b'\n', head).unwrap_or(head.len());
             let text = head[..end].trim_ascii_end();
-            (text, crate::prefix::parse_prefix(text))
+            (text, cache.parse(text))
         };
         let writer = line(at).1.origin;
         let (mut reach, mut start, mut others) = (at, at, 0u64);
