@@ -74,10 +74,10 @@ impl Scanner {
     /// window's literal pass (on rayon's threads) and plans it
     /// ([`Block::plan`]); this thread frames the windows in order (the sink
     /// need not be `Send`), so the sink sees the same calls in the same
-    /// order as when the windows are done one after the other. The helper
-    /// goes on to the next window as soon as a block is free, [`AHEAD`]
-    /// windows ahead at most; each side's work is split on rayon's threads,
-    /// so a thread done with its side takes pieces of the other's.
+    /// order as when the windows are done one after the other. While this
+    /// thread frames a window, the helper reads and searches the next one
+    /// ([`AHEAD`]); each side's work is split on rayon's threads, so a
+    /// thread done with its side takes pieces of the other's.
     ///
     /// `finish` frames a window: [`finish_window`](Scanner::finish_window) on
     /// this thread, or [`finish_window_forked`](Scanner::finish_window_forked) on
@@ -226,8 +226,9 @@ impl Scanner {
 
 /// How many windows past the one being framed a stream's helper may have
 /// read: each is a block of memory ([`ScannerBuilder::block_size`]). One,
-/// so two blocks in all: a third measured no faster on 2 cores, and costs
-/// another 8 MiB.
+/// so two blocks in all, and the helper waits for the block of the window
+/// framed before it reads the one after next; a third block, letting it
+/// run further ahead, measured no faster on 2 cores and costs 8 MiB more.
 const AHEAD: usize = 1;
 
 /// How a stream's window is framed, once its literal pass is done: with
