@@ -249,9 +249,7 @@ impl Scanner {
         });
         if !complete {
             // What Hyperscan could not finish, the plain DFA does whole.
-            out.hits.truncate(before.0);
-            out.probes.truncate(before.1);
-            out.errors.truncate(before.2);
+            out.rewind(before);
             self.plain_pass(ac, kinds, hay, span, out);
         }
     }

@@ -341,8 +341,9 @@ fn burst(out: &mut Found, hay: &[u8], start: usize, kinds: u8, end: usize) -> Op
     // Newest first: the shortest period.
     let k = (0..out.recent.len()).rev().find(|&k| {
         let q = out.recent[k].0;
-        let p = start - q;
-        p <= MAX_PERIOD
+        let p = start.wrapping_sub(q);
+        q < start
+            && p <= MAX_PERIOD
             && start + p <= end
             // A period ends with a newline, as the one before `start` does:
             // a cheap test before the comparison.
@@ -391,6 +392,17 @@ impl Found {
         self.hits.clear();
         self.probes.clear();
         self.errors.clear();
+        self.recent.clear();
+    }
+
+    /// Forgets what was found after the first `hits`, `probes` and
+    /// `errors`, to search that part again from the start.
+    #[cfg_attr(not(feature = "hyperscan"), allow(dead_code))]
+    pub(super) fn rewind(&mut self, (hits, probes, errors): (usize, usize, usize)) {
+        self.hits.truncate(hits);
+        self.probes.truncate(probes);
+        self.errors.truncate(errors);
+        // The lines taken since are searched again.
         self.recent.clear();
     }
 
