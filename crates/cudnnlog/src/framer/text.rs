@@ -42,7 +42,7 @@ impl Event<'_> {
                     ..*line
                 };
                 head.body_into(hay, scratch);
-                out.push_str(&String::from_utf8_lossy(scratch));
+                push_lossy(out, scratch);
                 out.push_str(" … ");
                 scratch.clear();
                 let tail = &hay[line.end - half..line.end];
@@ -54,8 +54,35 @@ impl Event<'_> {
             } else {
                 line.body_into(hay, scratch);
             }
-            out.push_str(&String::from_utf8_lossy(scratch));
+            push_lossy(out, scratch);
         }
         cut
+    }
+}
+
+/// Appends `bytes` to `out`, invalid UTF-8 replaced: checked by the
+/// standard library's fast validation first, as nearly every log line is
+/// valid (`from_utf8_lossy` walks it more slowly).
+fn push_lossy(out: &mut String, bytes: &[u8]) {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => out.push_str(text),
+        Err(_) => out.push_str(&String::from_utf8_lossy(bytes)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn invalid_bytes_are_replaced_as_from_utf8_lossy_does() {
+        for bytes in [
+            &b"CUDA error: out of memory"[..],
+            b"\xff\xfe bad \xe2\x82",
+            "héllo ✓".as_bytes(),
+            b"",
+        ] {
+            let mut out = String::from("> ");
+            super::push_lossy(&mut out, bytes);
+            assert_eq!(out, format!("> {}", String::from_utf8_lossy(bytes)));
+        }
     }
 }
