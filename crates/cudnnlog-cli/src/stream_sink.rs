@@ -6,7 +6,7 @@
 use cudnnlog::catalog::Severity;
 use cudnnlog::ndjson::{Message, Partial};
 use cudnnlog::report::FindingsSink;
-use cudnnlog::sink::{EnvFact, Fork, Location, Match, Sink, Window};
+use cudnnlog::sink::{Copies, EnvFact, Fork, Location, Match, Sink, Window};
 use std::collections::HashSet;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -87,39 +87,76 @@ impl<'c> Streaming<'c> {
     }
 }
 
+/// Whether the reader of the announcements is still there.
+enum Heard {
+    Yes,
+    /// It closed the output before this match.
+    Closed,
+    /// It left while this match was announced.
+    Left,
+}
+
+impl Streaming<'_> {
+    /// Announces `m` when its finding is new.
+    fn announce(&self, m: &Match<'_>) -> Heard {
+        let Some(shared) = &self.shared else {
+            return Heard::Yes;
+        };
+        if shared.closed() {
+            // Nobody reads on: stop the scan.
+            return Heard::Closed;
+        }
+        let key = (m.class.to_string(), m.severity, m.signature.clone());
+        let new = shared
+            .seen
+            .lock()
+            .map(|mut s| s.insert(key))
+            .unwrap_or(false);
+        if !new {
+            return Heard::Yes;
+        }
+        if m.severity == Severity::Error {
+            shared.saw_error.store(true, Ordering::Relaxed);
+        }
+        let line = Message::Partial(Partial::of(m, &self.path));
+        if let Ok(mut out) = shared.out.lock() {
+            let written = line.write_line(&mut *out).and_then(|_| out.flush());
+            if let Err(e) = written {
+                if e.kind() == std::io::ErrorKind::BrokenPipe {
+                    shared.closed.store(true, Ordering::Relaxed);
+                    return Heard::Left;
+                }
+            }
+        }
+        Heard::Yes
+    }
+}
+
 impl Sink for Streaming<'_> {
     type Error = cudnnlog::Error;
 
     fn matched(&mut self, m: &Match<'_>) -> Result<bool, cudnnlog::Error> {
-        if let Some(shared) = &self.shared {
-            if shared.closed() {
-                // Nobody reads on: stop the scan.
-                return Ok(false);
-            }
-            let key = (m.class.to_string(), m.severity, m.signature.clone());
-            let new = shared
-                .seen
-                .lock()
-                .map(|mut s| s.insert(key))
-                .unwrap_or(false);
-            if new {
-                if m.severity == Severity::Error {
-                    shared.saw_error.store(true, Ordering::Relaxed);
-                }
-                let line = Message::Partial(Partial::of(m, &self.path));
-                if let Ok(mut out) = shared.out.lock() {
-                    let written = line.write_line(&mut *out).and_then(|_| out.flush());
-                    if let Err(e) = written {
-                        if e.kind() == std::io::ErrorKind::BrokenPipe {
-                            shared.closed.store(true, Ordering::Relaxed);
-                            self.inner.matched(m)?;
-                            return Ok(false);
-                        }
-                    }
-                }
+        match self.announce(m) {
+            Heard::Closed => Ok(false),
+            Heard::Left => self.inner.matched(m).map(|_| false),
+            Heard::Yes => self.inner.matched(m),
+        }
+    }
+
+    fn matched_copies(
+        &mut self,
+        group: &[Match<'_>],
+        copies: Copies,
+    ) -> Result<bool, cudnnlog::Error> {
+        // The copies are the first one's: only its matches can be new.
+        for m in group {
+            match self.announce(m) {
+                Heard::Closed => return Ok(false),
+                Heard::Left => return self.inner.matched_copies(group, copies).map(|_| false),
+                Heard::Yes => {}
             }
         }
-        self.inner.matched(m)
+        self.inner.matched_copies(group, copies)
     }
 
     fn window_end(&mut self, w: &Window<'_>) -> Result<(), cudnnlog::Error> {

@@ -114,6 +114,7 @@ pub(crate) fn confirm<'t, 'c>(
 /// What one confirmed pattern reports on an event's text, owned: all of a
 /// match that depends on the text alone (its place, time and rank come from
 /// the event's lines, and whether a warning was fatal from what follows).
+#[derive(Clone)]
 pub(crate) struct Outcome {
     /// The pattern's index in the catalog.
     pub pattern: usize,
@@ -137,6 +138,7 @@ pub(crate) struct Outcome {
 }
 
 /// A [`Resolved`] status, owned.
+#[derive(Clone)]
 pub(crate) struct Status {
     class: Box<str>,
     name: Option<Box<str>>,
@@ -174,6 +176,8 @@ pub(crate) struct Memo {
     seen: std::collections::HashMap<u64, Seen>,
     /// The outcomes of a text too long to keep, while it is reported.
     unkept: Vec<Outcome>,
+    /// The key of the text last asked for; `None` when it was not kept.
+    last: Option<u64>,
 }
 
 struct Seen {
@@ -206,7 +210,9 @@ impl Memo {
         exception_at: Option<usize>,
         confirm: impl FnOnce() -> Vec<Outcome>,
     ) -> &[Outcome] {
-        let Some(key) = Memo::key(text, exception_at) else {
+        let key = Memo::key(text, exception_at);
+        self.last = key;
+        let Some(key) = key else {
             self.unkept = confirm();
             return &self.unkept;
         };
@@ -224,6 +230,14 @@ impl Memo {
             outcomes,
         };
         &self.seen.entry(key).insert_entry(seen).into_mut().outcomes
+    }
+
+    /// What the text last asked for reports.
+    pub(crate) fn last(&self) -> &[Outcome] {
+        match self.last.and_then(|k| self.seen.get(&k)) {
+            Some(s) => &s.outcomes,
+            None => &self.unkept,
+        }
     }
 }
 

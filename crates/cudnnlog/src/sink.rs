@@ -91,7 +91,52 @@ pub struct Match<'a> {
     pub truncated: bool,
 }
 
+/// How a burst repeats ([`Sink::matched_copies`]): `count` copies in all,
+/// each `bytes` bytes and `lines` lines after the one before.
+///
+/// ```
+/// use cudnnlog::sink::Copies;
+/// let c = Copies { count: 3, bytes: 120, lines: 2 };
+/// assert_eq!(c.count * c.lines, 6);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Copies {
+    /// Copies in all, the first included.
+    pub count: u64,
+    /// Bytes from one copy to the next.
+    pub bytes: u64,
+    /// Lines from one copy to the next.
+    pub lines: u64,
+}
+
 impl<'a> Match<'a> {
+    /// This match in copy `k` of a burst ([`Sink::matched_copies`]): the
+    /// same match, `k` copies on (`copy(0, _)` is itself).
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, sink::{Copies, FnSink, Match}};
+    /// let mut lines = Vec::new();
+    /// let mut sink = FnSink(|m: &Match<'_>| -> Result<bool, cudnnlog::Error> {
+    ///     let c = Copies { count: 2, bytes: 100, lines: 3 };
+    ///     lines.push((m.location.line, m.copy(1, c).location.line));
+    ///     Ok(true)
+    /// });
+    /// ScannerBuilder::new().build(Catalog::builtin()?).scan_slice(b"RuntimeError: CUDA error: out of memory\n", &mut sink)?;
+    /// assert_eq!(lines, [(1, 4)]);
+    /// # Ok::<(), cudnnlog::Error>(())
+    /// ```
+    pub fn copy(&self, k: u64, copies: Copies) -> Match<'a> {
+        let mut location = self.location.clone();
+        location.line += k * copies.lines;
+        location.byte += k * copies.bytes;
+        Match {
+            location,
+            event_byte: self.event_byte + k * copies.bytes,
+            signature: self.signature.clone(),
+            ..*self
+        }
+    }
+
     /// The named captures, converted: a capture named `*_bytes` holding a
     /// size (`2.00 GiB`, `1536 MiB`, a bare number of bytes) to an
     /// [`Int`](Fact::Int) of bytes, anything else to [`Text`](Fact::Text),
@@ -228,6 +273,11 @@ pub struct Window<'a> {
     /// How far ahead of an owned line a window reaches: the scanner's
     /// `context_after`, which a streaming scan always reads ahead.
     pub(crate) lookahead: usize,
+    /// A fork is told this window, then the sink it is joined into is told
+    /// it again: what the window places (a finding's step and time) can
+    /// wait for the join, where most of a fork's sampled occurrences are
+    /// dropped.
+    pub(crate) rejoined: bool,
 }
 
 impl Window<'_> {
@@ -442,6 +492,53 @@ pub trait Sink {
     /// interleaved ranks may reorder nearby matches).
     fn matched(&mut self, m: &Match<'_>) -> Result<bool, Self::Error>;
 
+    /// Called for a burst: the matches `group` (of one stretch of the log,
+    /// in order), then `copies.count - 1` more copies of them, each
+    /// `copies.bytes` bytes and `copies.lines` lines after the one before
+    /// (a warning repeated a million times, or a few ranks' copies of it
+    /// in turn). The copies are byte for byte the first one's, so each
+    /// match's text, class and signature are the same. Returns `false` to
+    /// stop, as [`Sink::matched`] does.
+    ///
+    /// Default: [`Sink::matched`] for each match of each copy, in log
+    /// order ([`Match::copy`]). A sink that only counts and samples can
+    /// take a burst at once.
+    ///
+    /// ```
+    /// use cudnnlog::{Catalog, ScannerBuilder, sink::{Copies, Match, Sink}};
+    /// #[derive(Default)]
+    /// struct Count { matches: u64, calls: u64 }
+    /// impl Sink for Count {
+    ///     type Error = cudnnlog::Error;
+    ///     fn matched(&mut self, _: &Match<'_>) -> Result<bool, cudnnlog::Error> {
+    ///         self.matches += 1;
+    ///         Ok(true)
+    ///     }
+    ///     fn matched_copies(&mut self, group: &[Match<'_>], copies: Copies) -> Result<bool, cudnnlog::Error> {
+    ///         self.matches += group.len() as u64 * copies.count;
+    ///         self.calls += 1;
+    ///         Ok(true)
+    ///     }
+    /// }
+    /// let warning = "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/conv.py:456: UserWarning: Plan failed with a cudnnException: CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: cudnnFinalize Descriptor Failed cudnn_status: CUDNN_STATUS_NOT_SUPPORTED (Triggered internally at ../aten/src/ATen/native/cudnn/Conv_v8.cpp:919.)\n  return F.conv2d(input, weight, bias, self.stride,\n";
+    /// let log = warning.repeat(1000);
+    /// let mut sink = Count::default();
+    /// ScannerBuilder::new().build(Catalog::builtin()?).scan_slice(log.as_bytes(), &mut sink)?;
+    /// assert_eq!(sink.matches, 1000);
+    /// assert!(sink.calls >= 1);
+    /// # Ok::<(), cudnnlog::Error>(())
+    /// ```
+    fn matched_copies(&mut self, group: &[Match<'_>], copies: Copies) -> Result<bool, Self::Error> {
+        for k in 0..copies.count {
+            for m in group {
+                if !self.matched(&m.copy(k, copies))? {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
     /// Called after each window of a source has been scanned, before its
     /// bytes are released. Default: nothing.
     fn window_end(&mut self, _window: &Window<'_>) -> Result<(), Self::Error> {
@@ -544,6 +641,10 @@ impl<S: Sink + ?Sized> Sink for &mut S {
 
     fn matched(&mut self, m: &Match<'_>) -> Result<bool, S::Error> {
         (**self).matched(m)
+    }
+
+    fn matched_copies(&mut self, group: &[Match<'_>], copies: Copies) -> Result<bool, S::Error> {
+        (**self).matched_copies(group, copies)
     }
 
     fn window_end(&mut self, window: &Window<'_>) -> Result<(), S::Error> {

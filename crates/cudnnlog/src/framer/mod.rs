@@ -38,13 +38,17 @@
 //! of `[rank1]:`, so interleaved ranks give separate events.
 
 mod last_words;
+mod line;
 mod memo;
+mod periodic;
 mod shape;
 mod split;
 mod text;
 mod wrap;
 
 pub use last_words::last_words;
+pub use line::{lines, Line};
+pub(crate) use periodic::{Framed, Run};
 pub use wrap::Join;
 
 use crate::ansi;
@@ -77,40 +81,6 @@ const MAX_INTERLEAVE: u64 = 64;
 
 /// Lines a torchrun summary block may have.
 const MAX_SUMMARY: u32 = 1000;
-
-/// One logical line of a haystack: a physical line, or a piece of one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Line {
-    /// Offset of the first byte of the line.
-    pub start: usize,
-    /// Offset just past the content (the terminator and trailing markup
-    /// of pasted text excluded).
-    pub end: usize,
-    /// Offset of the physical line this line is (part of).
-    pub phys: usize,
-    /// The line's prefixes; `prefix.body` is relative to the line with ANSI
-    /// sequences removed.
-    pub prefix: Prefix,
-    /// The line holds an escape byte, so its text must be stripped.
-    pub has_escape: bool,
-    /// How the line joins the previous line of its event.
-    pub join: Join,
-}
-
-impl Line {
-    /// Appends the message body of this line (prefixes and ANSI sequences
-    /// removed) to `out`.
-    pub fn body_into(&self, hay: &[u8], out: &mut Vec<u8>) {
-        let raw = &hay[self.start..self.end];
-        if self.has_escape {
-            let at = out.len();
-            ansi::strip_into(raw, out);
-            out.drain(at..at + self.prefix.body.min(out.len() - at));
-        } else {
-            out.extend_from_slice(&raw[self.prefix.body..]);
-        }
-    }
-}
 
 /// The shape of an event.
 ///
@@ -168,32 +138,6 @@ impl Event<'_> {
 /// The line that opens a Python traceback.
 pub(crate) const TRACEBACK_HEADER: &[u8] = b"Traceback (most recent call last)";
 
-/// Iterates the physical lines of `hay[range]`.
-pub fn lines(hay: &[u8], range: Range<usize>) -> impl Iterator<Item = (usize, usize)> + '_ {
-    let end = range.end;
-    let mut pos = range.start;
-    std::iter::from_fn(move || {
-        if pos >= end {
-            return None;
-        }
-        let start = pos;
-        match memchr::memchr2(b'\n', b'\r', &hay[pos..end]) {
-            Some(off) => {
-                let content_end = pos + off;
-                pos = content_end + 1;
-                if hay[content_end] == b'\r' && pos < end && hay[pos] == b'\n' {
-                    pos += 1;
-                }
-                Some((start, content_end))
-            }
-            None => {
-                pos = end;
-                Some((start, end))
-            }
-        }
-    })
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
     /// A single line, held until the next line of its writer shows whether
@@ -217,6 +161,7 @@ enum State {
     Cxx,
 }
 
+#[derive(Debug, PartialEq)]
 struct Open {
     origin: Option<Origin>,
     kind: EventKind,
@@ -247,6 +192,14 @@ pub struct Framer {
     wrap_width: Option<usize>,
     /// The last few distinct lines' prefixes and pieces.
     memo: memo::LineMemo,
+    /// Events emitted so far, and where the earliest one emitted since the
+    /// last copy of a run started begins.
+    emitted: u64,
+    emitted_from: usize,
+    /// The snapshot at the start of the last copy of a run, and how many
+    /// the run has taken.
+    track: Option<periodic::Track>,
+    tries: u32,
 }
 
 /// A Python warning whose message starts on the next line: PyTorch's
@@ -272,20 +225,50 @@ impl Framer {
 
     /// Frames `hay[range]` (which must start at a line start) and calls
     /// `emit` for every event, including those still open at the end.
+    #[cfg_attr(not(any(test, fuzzing)), allow(dead_code))]
     pub fn frame(&mut self, hay: &[u8], range: Range<usize>, emit: &mut dyn FnMut(&Event<'_>)) {
-        self.wrap_width = wrap::wrap_width(hay, range.clone());
-        let mut pieces = std::mem::take(&mut self.pieces);
-        for (phys, end) in lines(hay, range) {
-            pieces.clear();
-            // Parsed once: a line that is not split is its own piece.
-            let prefix = self.memo.read(hay, phys..end, &mut pieces);
-            let whole = pieces.len() == 1;
-            let known = if whole { prefix } else { None };
-            let mut origin = None;
-            for (i, piece) in pieces.iter().enumerate() {
-                let last = i + 1 == pieces.len();
-                origin = self.piece(hay, phys, piece.clone(), (whole, known), last, origin, emit);
+        self.frame_runs(hay, range, &[], &mut |f| {
+            if let Framed::Event(ev) = f {
+                emit(ev)
             }
+        });
+    }
+
+    /// [`Framer::frame`], told where bytes repeat (`runs`, sorted, apart):
+    /// the copies of a run after the framer comes back to a state are
+    /// handed on as [`Framed::Copies`] of the events before, not framed.
+    pub(crate) fn frame_runs(
+        &mut self,
+        hay: &[u8],
+        range: Range<usize>,
+        runs: &[Run],
+        emit: &mut dyn FnMut(Framed<'_, '_>),
+    ) {
+        self.wrap_width = wrap::wrap_width(hay, range.clone(), runs);
+        (self.track, self.tries, self.emitted_from) = (None, 0, usize::MAX);
+        let mut pieces = std::mem::take(&mut self.pieces);
+        let (mut from, mut ri) = (range.start, 0);
+        'copies: loop {
+            for (phys, end) in lines(hay, from..range.end) {
+                if !runs.is_empty() {
+                    if let Some(to) = self.period(runs, &mut ri, phys, range.end, emit) {
+                        from = to;
+                        continue 'copies;
+                    }
+                }
+                pieces.clear();
+                // Parsed once: a line that is not split is its own piece.
+                let prefix = self.memo.read(hay, phys..end, &mut pieces);
+                let whole = pieces.len() == 1;
+                let known = if whole { prefix } else { None };
+                let mut origin = None;
+                for (i, piece) in pieces.iter().enumerate() {
+                    let last = i + 1 == pieces.len();
+                    origin =
+                        self.piece(hay, phys, piece.clone(), (whole, known), last, origin, emit);
+                }
+            }
+            break;
         }
         self.pieces = pieces;
         self.flush(emit);
@@ -304,7 +287,7 @@ impl Framer {
         (whole, known): (bool, Option<Prefix>),
         last: bool,
         origin: Option<Origin>,
-        emit: &mut dyn FnMut(&Event<'_>),
+        emit: &mut dyn FnMut(Framed<'_, '_>),
     ) -> Option<Origin> {
         let raw = &hay[piece.clone()];
         let has_escape = ansi::has_escape(raw);
@@ -385,7 +368,7 @@ impl Framer {
     }
 
     /// Closes every open event.
-    pub fn flush(&mut self, emit: &mut dyn FnMut(&Event<'_>)) {
+    pub(crate) fn flush(&mut self, emit: &mut dyn FnMut(Framed<'_, '_>)) {
         while let Some(open) = self.open.pop() {
             self.close(open, emit);
         }
@@ -393,7 +376,13 @@ impl Framer {
         self.prev = None;
     }
 
-    fn push_line(&mut self, line: Line, sh: Shape, body: &[u8], emit: &mut dyn FnMut(&Event<'_>)) {
+    fn push_line(
+        &mut self,
+        line: Line,
+        sh: Shape,
+        body: &[u8],
+        emit: &mut dyn FnMut(Framed<'_, '_>),
+    ) {
         self.seen += 1;
         // An event that other writers' lines have buried is over: a line
         // of its writer far below is not its continuation.
@@ -402,7 +391,7 @@ impl Framer {
             .iter()
             .position(|o| self.seen - o.last_seen > MAX_INTERLEAVE)
         {
-            let open = self.open.swap_remove(i);
+            let open = self.open.remove(i);
             self.close(open, emit);
         }
         let mut key = line.prefix.origin;
@@ -426,12 +415,12 @@ impl Framer {
             match self.advance(idx, &line, sh, body) {
                 Step::Keep => return,
                 Step::PushAndClose => {
-                    let open = self.open.swap_remove(idx);
+                    let open = self.open.remove(idx);
                     self.close(open, emit);
                     return;
                 }
                 Step::CloseAndRetry => {
-                    let open = self.open.swap_remove(idx);
+                    let open = self.open.remove(idx);
                     self.close(open, emit);
                 }
             }
@@ -663,7 +652,7 @@ impl Framer {
         }
     }
 
-    fn close(&mut self, mut open: Open, emit: &mut dyn FnMut(&Event<'_>)) {
+    fn close(&mut self, mut open: Open, emit: &mut dyn FnMut(Framed<'_, '_>)) {
         if let State::AfterBlank { kept } = open.state {
             open.lines.truncate(kept);
         }
@@ -676,12 +665,14 @@ impl Framer {
         {
             open.lines.pop();
         }
-        emit(&Event {
+        self.emitted += 1;
+        self.emitted_from = self.emitted_from.min(open.lines[0].start);
+        emit(Framed::Event(&Event {
             kind: open.kind,
             origin: open.origin,
             lines: &open.lines,
             exception: open.exception.filter(|&i| i < open.lines.len()),
-        });
+        }));
         open.lines.clear();
         self.pool.push(open.lines);
     }

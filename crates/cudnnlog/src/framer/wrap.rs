@@ -18,8 +18,9 @@
 //! [`Join`] says how a continuation joins the line before it in an event's
 //! text.
 
+use super::Run;
 use crate::prefix::{parse_prefix, Prefix};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 
 /// How a line joins the previous line of its event in the event's text.
@@ -55,39 +56,77 @@ pub(super) fn width(line: &[u8]) -> usize {
 /// prefix of its own, seen at least twice (three times at an unusual
 /// width) with different texts, and rarely exceeded. A log that merely has
 /// two equally long lines, or one line of a common width, is not wrapped.
-pub(super) fn wrap_width(hay: &[u8], range: Range<usize>) -> Option<usize> {
+///
+/// Where bytes repeat (`runs`, sorted, apart), each copy after the second
+/// counts what the second did: it follows the same line, so it is read
+/// the same.
+pub(super) fn wrap_width(hay: &[u8], range: Range<usize>, runs: &[Run]) -> Option<usize> {
+    /// Lines ending at each width followed by a continuation (with the
+    /// first one's hash, and whether another differed), and lines of each
+    /// width.
+    type Counts = (HashMap<usize, (u32, u64, bool)>, BTreeMap<usize, u32>);
     let mut at_width: HashMap<usize, (u32, u64, bool)> = HashMap::new();
     let mut prev: Option<(usize, u64)> = None;
-    let mut widths: Vec<usize> = Vec::new();
+    // How many lines have each width.
+    let mut widths: BTreeMap<usize, u32> = BTreeMap::new();
     // Widths at which two consecutive lines line up as table rows
     // (`sacct`, `nvidia-smi`): a table is not a wrap.
     let mut tables: Vec<usize> = Vec::new();
     let mut last_line: &[u8] = &[];
-    for (s, e) in super::lines(hay, range) {
-        let line = &hay[s..e];
-        let w = width(line);
-        if w >= MIN_WIDTH && w == width(last_line) && table_rows(last_line, line) {
-            tables.push(w);
-        }
-        last_line = line;
-        widths.push(w);
-        if let Some((pw, ph)) = prev.take() {
-            let p = parse_prefix(line);
-            if !line.trim_ascii().is_empty() && p.origin.is_none() && !p.starts_record() {
-                let entry = at_width.entry(pw).or_insert((0, ph, false));
-                entry.0 += 1;
-                entry.2 |= entry.1 != ph;
+    let (mut from, mut ri) = (range.start, 0);
+    // The counts when the second copy of the run `ri` began.
+    let mut second: Option<Counts> = None;
+    'copies: loop {
+        for (s, e) in super::lines(hay, from..range.end) {
+            while runs.get(ri).is_some_and(|r| s >= r.end()) {
+                (ri, second) = (ri + 1, None);
+            }
+            if let Some(r) = runs.get(ri).filter(|r| s >= r.start && s > range.start) {
+                let whole = ((range.end - r.start) / r.period).min(r.copies);
+                if s == r.start + r.period && whole > 3 {
+                    second = Some((at_width.clone(), widths.clone()));
+                }
+                let third = s == r.start + 2 * r.period;
+                if let Some((w0, c0)) = second.take_if(|_| third) {
+                    // Copies 2..whole count what copy 1 did.
+                    let times = (whole - 2) as u32;
+                    for (w, entry) in at_width.iter_mut() {
+                        entry.0 += (entry.0 - w0.get(w).map_or(0, |e| e.0)) * times;
+                    }
+                    for (w, n) in widths.iter_mut() {
+                        *n += (*n - c0.get(w).copied().unwrap_or(0)) * times;
+                    }
+                    from = r.start + whole * r.period;
+                    ri += 1;
+                    continue 'copies;
+                }
+            }
+            let line = &hay[s..e];
+            let w = width(line);
+            if w >= MIN_WIDTH && w == width(last_line) && table_rows(last_line, line) {
+                tables.push(w);
+            }
+            last_line = line;
+            *widths.entry(w).or_default() += 1;
+            if let Some((pw, ph)) = prev.take() {
+                let p = parse_prefix(line);
+                if !line.trim_ascii().is_empty() && p.origin.is_none() && !p.starts_record() {
+                    let entry = at_width.entry(pw).or_insert((0, ph, false));
+                    entry.0 += 1;
+                    entry.2 |= entry.1 != ph;
+                }
+            }
+            if w >= MIN_WIDTH {
+                prev = Some((w, fnv(line)));
             }
         }
-        if w >= MIN_WIDTH {
-            prev = Some((w, fnv(line)));
-        }
+        break;
     }
     let (&w, &(count, _, distinct)) = at_width
         .iter()
         .filter(|(w, _)| !tables.contains(w))
         .max_by_key(|(w, (count, _, _))| (*count, **w))?;
-    let wider = widths.iter().filter(|&&x| x > w).count() as u32;
+    let wider = widths.range(w + 1..).map(|(_, n)| n).sum::<u32>();
     let enough = if COMMON_WIDTHS.contains(&w) { 2 } else { 3 };
     (count >= enough && distinct && wider <= count / 4).then_some(w)
 }
@@ -119,7 +158,7 @@ fn fnv(bytes: &[u8]) -> u64 {
 }
 
 /// What the framer remembers of the previous physical line.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct Prev {
     /// Offset just past its content.
     pub end: usize,
@@ -202,6 +241,34 @@ pub(super) fn continuation(
 mod tests {
     use super::*;
 
+    /// Copies of a run counted as the second one, not read, give the width
+    /// reading every line gives, at the edge of "rarely exceeded": 19 or
+    /// 20 wrapped lines, and five copies of a wider line after them.
+    #[test]
+    fn a_run_is_counted_as_reading_each_copy_would() {
+        for (wrapped, want) in [(19, None), (20, Some(80))] {
+            let mut log = String::new();
+            for i in 0..wrapped {
+                log.push_str(&format!(
+                    "{:a<80}\nrest of line {i}\n",
+                    format!("line {i} ")
+                ));
+            }
+            let start = log.len();
+            let copy = format!("{}\n", "x".repeat(100));
+            log.push_str(&copy.repeat(5));
+            log.push_str("end\n");
+            let hay = log.as_bytes();
+            let run = Run {
+                start,
+                period: copy.len(),
+                copies: 5,
+            };
+            assert_eq!(wrap_width(hay, 0..hay.len(), &[]), want, "{wrapped}");
+            assert_eq!(wrap_width(hay, 0..hay.len(), &[run]), want, "{wrapped}");
+        }
+    }
+
     #[test]
     fn widths_are_inferred_from_the_data() {
         let mut log = String::new();
@@ -209,17 +276,17 @@ mod tests {
             log.push_str(&format!("{i} {}\n", "x".repeat(93)));
             log.push_str("rest of it\n");
         }
-        assert_eq!(wrap_width(log.as_bytes(), 0..log.len()), Some(95));
+        assert_eq!(wrap_width(log.as_bytes(), 0..log.len(), &[]), Some(95));
         // Two equal lines of an unusual width, or the same text twice: no wrap.
         let same = format!("{}\nrest\n{}\nrest\n", "y".repeat(95), "y".repeat(95));
-        assert_eq!(wrap_width(same.as_bytes(), 0..same.len()), None);
+        assert_eq!(wrap_width(same.as_bytes(), 0..same.len(), &[]), None);
         // Lines followed by timestamped records are not wrapped.
         let records = format!(
             "{}\n2026-11-29 19:41:04,724 INFO a\n{}\n2026-11-29 19:41:04,725 INFO b\n",
             "a".repeat(80),
             "b".repeat(80)
         );
-        assert_eq!(wrap_width(records.as_bytes(), 0..records.len()), None);
+        assert_eq!(wrap_width(records.as_bytes(), 0..records.len(), &[]), None);
         // Rows of a table are as wide as each other, and not wrapped.
         let table = "\
 JobID           JobName  Partition    Account  AllocCPUS      State ExitCode
@@ -227,6 +294,6 @@ JobID           JobName  Partition    Account  AllocCPUS      State ExitCode
 5120              train        gpu     vision         16 CANCELLED+      0:0
 5120.batch        batch                vision         16  CANCELLED     0:15
 ";
-        assert_eq!(wrap_width(table.as_bytes(), 0..table.len()), None);
+        assert_eq!(wrap_width(table.as_bytes(), 0..table.len(), &[]), None);
     }
 }

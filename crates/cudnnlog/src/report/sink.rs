@@ -1,6 +1,8 @@
 //! Grouping matches into findings: [`FindingsSink`], and where each
 //! finding is placed in time and training progress.
 
+mod burst;
+
 use super::occurrences::Sample;
 use super::{Report, Unclassified, SCHEMA};
 use crate::catalog::{Catalog, Severity};
@@ -8,7 +10,7 @@ use crate::context::Progress;
 use crate::diagnose::{diagnose_owned, place, Draft, Findings};
 use crate::environment::Environment;
 use crate::facts::Fact;
-use crate::sink::{EnvFact, Fork, Location, Match, Sink, Window};
+use crate::sink::{Copies, EnvFact, Fork, Location, Match, Sink, Window};
 use crate::source::SourceInfo;
 use crate::templates::Templates;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -573,6 +575,14 @@ impl Sink for FindingsSink<'_> {
         Ok(true)
     }
 
+    fn matched_copies(
+        &mut self,
+        group: &[Match<'_>],
+        copies: Copies,
+    ) -> Result<bool, crate::Error> {
+        self.copies(group, copies)
+    }
+
     fn unclassified(&mut self, line: &str, at: &Location) -> Result<(), crate::Error> {
         let at = Location {
             source: self.sources.len(),
@@ -597,6 +607,10 @@ impl Sink for FindingsSink<'_> {
     }
 
     fn window_end(&mut self, w: &Window<'_>) -> Result<(), crate::Error> {
+        if w.rejoined {
+            // The sink this fork joins places what it kept, once.
+            return Ok(());
+        }
         let rules = self.catalog.evidence_rules();
         let mut year_misses = 0;
         let source = self.sources.len();

@@ -12,6 +12,35 @@ impl Scanner {
         ev: &Event<'_>,
         sink: &mut S,
     ) -> Result<bool, S::Error> {
+        let (cut, _) = self.confirm_event(st, hay, ev);
+        let State {
+            text,
+            line_at,
+            memo,
+            counter,
+            base,
+            ..
+        } = st;
+        let text = text.as_str();
+        let outcomes = memo.last();
+        for o in outcomes {
+            let m = self.build_match(o, (text, line_at, cut), hay, ev, counter, *base);
+            if !sink.matched(&m)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Writes the text of `ev` into `st.text` and confirms it, the outcomes
+    /// left in the memo ([`Memo::last`](crate::confirm::Memo::last)):
+    /// whether the text was cut, and where its final exception starts.
+    pub(super) fn confirm_event(
+        &self,
+        st: &mut State,
+        hay: &[u8],
+        ev: &Event<'_>,
+    ) -> (bool, Option<usize>) {
         let cut = ev.text_into(hay, &mut st.text, &mut st.line_at, &mut st.scratch);
         let text = st.text.as_str();
         // Where the final exception of a traceback starts in `text` (past
@@ -24,17 +53,10 @@ impl Scanner {
                 .count()
         });
         let State {
-            text,
-            line_at,
-            candidates,
-            memo,
-            counter,
-            base,
-            ..
+            candidates, memo, ..
         } = st;
-        let text = text.as_str();
         // A text confirmed before reports what it did then, no regex run.
-        let outcomes = memo.get_or_confirm(text, exception_at, || {
+        memo.get_or_confirm(text, exception_at, || {
             candidates.clear();
             for m in self.event_ac().find_overlapping_iter(text) {
                 candidates.extend_from_slice(&self.owners[m.pattern().as_usize()]);
@@ -46,65 +68,73 @@ impl Scanner {
                 .map(|c| self.outcome(c, text, exception_at))
                 .collect()
         });
-        let patterns = self.catalog.patterns();
-        for o in outcomes {
-            let p = &patterns[o.pattern];
-            // A warning's text raised as the uncaught exception, with
-            // nothing but the end of the process after it, was fatal.
-            let severity = match o.fatal_if_last && crate::framer::last_words(hay, ev) {
-                true => Severity::Error,
-                false => o.severity,
-            };
-            let at = o.at;
-            let li = line_at.partition_point(|&s| s <= at).saturating_sub(1);
-            let line = &ev.lines[li];
-            let line_end = text[line_at[li]..]
-                .find('\n')
-                .map_or(text.len(), |e| line_at[li] + e);
-            // A match deep inside a long line (XLA prints whole HLO
-            // instructions before the status) is shown from the match on.
-            let from = if at - line_at[li] > MESSAGE_LEAD {
-                at
-            } else {
-                line_at[li]
-            };
-            let message = truncate(text[from..line_end].trim(), MAX_MESSAGE);
-            let origin = line.prefix.origin.or(ev.origin);
-            let location = Location {
-                // One source per scan: a sink numbers them (FindingsSink).
-                source: 0,
-                line: counter.line_at(hay, line.start),
-                byte: *base + line.start as u64,
-                timestamp: line
-                    .prefix
-                    .timestamp
-                    .or_else(|| ev.lines.iter().find_map(|l| l.prefix.timestamp)),
-                rank: match origin {
-                    Some(Origin::Rank(r)) => Some(r),
-                    _ => None,
-                },
-            };
-            let m = Match {
-                pattern: p,
-                pattern_index: o.pattern,
-                location,
-                event: ev.kind,
-                event_byte: *base + ev.start() as u64,
-                message,
-                text,
-                groups: &o.groups,
-                severity,
-                class: &o.class,
-                status: o.status.as_ref().map(crate::confirm::Status::resolved),
-                carried_by: o.carrier.as_ref().map(|(class, _)| &**class),
-                signature: o.signature.clone(),
-                truncated: cut,
-            };
-            if !sink.matched(&m)? {
-                return Ok(false);
-            }
+        (cut, exception_at)
+    }
+
+    /// The match an outcome of `ev` makes; `text` is the event's text, with
+    /// where each of its lines starts in it and whether it was cut.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn build_match<'m>(
+        &'m self,
+        o: &'m crate::confirm::Outcome,
+        (text, line_at, cut): (&'m str, &[usize], bool),
+        hay: &[u8],
+        ev: &Event<'_>,
+        counter: &mut LineCounter,
+        base: u64,
+    ) -> Match<'m> {
+        let p = &self.catalog.patterns()[o.pattern];
+        // A warning's text raised as the uncaught exception, with nothing
+        // but the end of the process after it, was fatal.
+        let severity = match o.fatal_if_last && crate::framer::last_words(hay, ev) {
+            true => Severity::Error,
+            false => o.severity,
+        };
+        let at = o.at;
+        let li = line_at.partition_point(|&s| s <= at).saturating_sub(1);
+        let line = &ev.lines[li];
+        let line_end = text[line_at[li]..]
+            .find('\n')
+            .map_or(text.len(), |e| line_at[li] + e);
+        // A match deep inside a long line (XLA prints whole HLO
+        // instructions before the status) is shown from the match on.
+        let from = if at - line_at[li] > MESSAGE_LEAD {
+            at
+        } else {
+            line_at[li]
+        };
+        let message = truncate(text[from..line_end].trim(), MAX_MESSAGE);
+        let origin = line.prefix.origin.or(ev.origin);
+        let location = Location {
+            // One source per scan: a sink numbers them (FindingsSink).
+            source: 0,
+            line: counter.line_at(hay, line.start),
+            byte: base + line.start as u64,
+            timestamp: line
+                .prefix
+                .timestamp
+                .or_else(|| ev.lines.iter().find_map(|l| l.prefix.timestamp)),
+            rank: match origin {
+                Some(Origin::Rank(r)) => Some(r),
+                _ => None,
+            },
+        };
+        Match {
+            pattern: p,
+            pattern_index: o.pattern,
+            location,
+            event: ev.kind,
+            event_byte: base + ev.start() as u64,
+            message,
+            text,
+            groups: &o.groups,
+            severity,
+            class: &o.class,
+            status: o.status.as_ref().map(crate::confirm::Status::resolved),
+            carried_by: o.carrier.as_ref().map(|(class, _)| &**class),
+            signature: o.signature.clone(),
+            truncated: cut,
         }
-        Ok(true)
     }
 
     /// What a confirmed pattern reports on `text`, owned, for the memo.

@@ -95,12 +95,13 @@ impl Scanner {
             body.hash(&mut h);
             h.finish()
         };
+        if st.probed.contains(&key) {
+            return Ok(());
+        }
         if st.probed.len() >= PROBED_MEMORY {
             st.probed.clear();
         }
-        if !st.probed.insert(key) {
-            return Ok(());
-        }
+        st.probed.insert(key);
         let location = line_location(st, hay, start, &prefix);
         let n_patterns = self.catalog.patterns().len() as u32;
         let probes = self.catalog.probes();

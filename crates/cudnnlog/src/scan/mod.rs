@@ -39,6 +39,9 @@ mod literal;
 mod parallel;
 pub mod prefilter;
 mod regions;
+mod repeats;
+mod state;
+use state::State;
 mod stream;
 
 pub use literal::LiteralEngine;
@@ -76,6 +79,9 @@ struct Config {
     block: usize,
     chunk: usize,
     engine: LiteralEngine,
+    /// Copies of repeated bytes are counted, not framed (off to test that
+    /// they report what framing each copy does).
+    repeats: bool,
 }
 
 impl Default for ScannerBuilder {
@@ -104,6 +110,7 @@ impl ScannerBuilder {
                 block: 8 << 20,
                 chunk: 64 << 20,
                 engine: LiteralEngine::Auto,
+                repeats: true,
             },
         }
     }
@@ -358,50 +365,6 @@ pub struct Scanner {
     config: Config,
 }
 
-/// Per-source scanning state and reusable buffers.
-struct State {
-    base: u64,
-    counter: LineCounter,
-    /// The literal pass's findings, reused across windows.
-    found: Found,
-    text: String,
-    line_at: Vec<usize>,
-    scratch: Vec<u8>,
-    candidates: Vec<u32>,
-    memo: crate::confirm::Memo,
-    /// Hashes of line texts already probed.
-    probed: std::collections::HashSet<u64>,
-    stopped: bool,
-    /// In a stream: the offset of the candidate line where a region split
-    /// from one in an earlier window starts.
-    split_at: Option<u64>,
-}
-
-impl State {
-    /// [`split_at`](State::split_at) as an offset in the window.
-    fn split_at_in_window(&self) -> Option<usize> {
-        self.split_at
-            .and_then(|a| a.checked_sub(self.base))
-            .map(|a| a as usize)
-    }
-
-    fn new() -> State {
-        State {
-            base: 0,
-            counter: LineCounter::new(1),
-            found: Found::default(),
-            text: String::new(),
-            line_at: Vec::new(),
-            scratch: Vec::new(),
-            candidates: Vec::new(),
-            memo: crate::confirm::Memo::default(),
-            probed: std::collections::HashSet::new(),
-            stopped: false,
-            split_at: None,
-        }
-    }
-}
-
 fn line_start_before(hay: &[u8], at: usize) -> usize {
     memchr::memrchr(b'\n', &hay[..at]).map_or(0, |p| p + 1)
 }
@@ -643,6 +606,7 @@ impl Scanner {
             base: st.base,
             lookback: self.config.back.max(self.config.lookback),
             lookahead: self.config.forward,
+            rejoined: false,
         }
     }
 }

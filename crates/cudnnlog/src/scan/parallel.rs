@@ -158,14 +158,17 @@ impl Scanner {
                 self.error_line(&mut st, bytes, p, &mut unclassified)?;
             }
         }
-        unclassified.window_end(&self.window(&st, bytes))?;
+        let window = Window {
+            rejoined: true,
+            ..self.window(&State::new(), bytes)
+        };
+        unclassified.window_end(&window)?;
         forks.insert(0, unclassified);
         // 2. Regions over all candidates, as a single pass makes them; then
         // batches of regions framed in parallel. Regions are independent.
         let regions = self.regions(bytes, &hits, |_| true, None);
         let chunk = self.config.chunk;
         let batches = batches(&regions, BATCH_MIN.min(chunk), chunk);
-        let window = self.window(&State::new(), bytes);
         let framed = self.frame_batches(
             sink,
             &regions,
@@ -189,6 +192,7 @@ impl Scanner {
         for fork in forks {
             sink.join(fork);
         }
+        sink.window_end(&self.window(&State::new(), bytes))?;
         let lines = match bytes.last() {
             None => 0,
             Some(b'\n') => line - 1,
@@ -249,10 +253,13 @@ impl Scanner {
         // in tests, has small batches).
         let block = self.config.block;
         let batches = batches(&regions, BATCH_MIN.min(block / 8).max(1), block);
-        let window = self.window(st, hay);
+        let window = Window {
+            rejoined: true,
+            ..self.window(st, hay)
+        };
         if batches.len() < 2 {
             self.frame_regions(st, hay, &regions, &found.hits, &owned, sink)?;
-            return sink.window_end(&window);
+            return sink.window_end(&self.window(st, hay));
         }
         let state = |_: &[regions::Region]| {
             let mut bst = State::new();
@@ -274,7 +281,7 @@ impl Scanner {
             sink.join(fork);
             st.stopped |= stopped;
         }
-        sink.window_end(&window)
+        sink.window_end(&self.window(st, hay))
     }
 
     /// Frames each batch of `regions` on rayon's threads into a fork of

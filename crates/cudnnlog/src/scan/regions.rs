@@ -64,15 +64,6 @@ impl Region {
 /// The most bytes a region's candidates span.
 const MAX_REGION_SPAN: usize = 1 << 20;
 
-/// An event holding a candidate line, kept until its region is known to be
-/// wide enough.
-struct Held {
-    kind: crate::framer::EventKind,
-    origin: Option<Origin>,
-    exception: Option<usize>,
-    lines: Range<usize>,
-}
-
 impl Scanner {
     /// The regions around the candidate lines `hits` (sorted) that `keep`
     /// accepts: each with [`NEAR`] context (at most the configured context),
@@ -252,8 +243,14 @@ impl Scanner {
         owned: &Range<usize>,
         sink: &mut S,
     ) -> Result<(), S::Error> {
+        use super::repeats::{Held, Item, Reported};
+        use crate::framer::Framed;
         let mut framer = Framer::new();
+        // The events with a candidate line, and what of them is reported.
         let mut held: Vec<Held> = Vec::new();
+        let mut items: Vec<Item> = Vec::new();
+        // Per event framed: its index in `held`, if it has a candidate.
+        let mut framed: Vec<Option<usize>> = Vec::new();
         let mut lines: Vec<crate::framer::Line> = Vec::new();
         for region in regions {
             let mine = hits[region.hits.start]..hits[region.hits.end - 1] + 1;
@@ -264,19 +261,44 @@ impl Scanner {
                 true => region.bytes.end,
                 false => line_end_after(hay, (mine.end - 1 + self.config.forward).min(hay.len())),
             };
+            let runs = match region.hits.len() {
+                n if n >= 8 && self.config.repeats => super::repeats::runs(hay, hits, wide.clone()),
+                _ => Vec::new(),
+            };
             let mut range = region.bytes.clone();
             loop {
                 held.clear();
+                items.clear();
+                framed.clear();
                 lines.clear();
                 let last_line = line_start_before(hay, range.end - 1);
                 let (mut at_start, mut at_end) = (false, false);
-                framer.frame(hay, range.clone(), &mut |ev: &Event<'_>| {
+                framer.frame_runs(hay, range.clone(), &runs, &mut |f| {
+                    let ev = match f {
+                        Framed::Event(ev) => ev,
+                        Framed::Copies(c) => {
+                            let group: Vec<usize> = framed[framed.len() - c.events..]
+                                .iter()
+                                .flatten()
+                                .copied()
+                                .collect();
+                            if !group.is_empty() {
+                                items.push(Item::Copies {
+                                    group,
+                                    copies: c.copies,
+                                    stride: c.stride,
+                                });
+                            }
+                            return;
+                        }
+                    };
                     let Some(first) = ev
                         .lines
                         .iter()
                         .map(|l| l.phys)
                         .find(|s| hits.binary_search(s).is_ok())
                     else {
+                        framed.push(None);
                         return;
                     };
                     let touches_end = ev.lines.last().is_some_and(|l| l.phys == last_line);
@@ -291,19 +313,22 @@ impl Scanner {
                     let cut = (region.split_after && blank(&hay[last.min(range.end)..range.end]))
                         || (region.split_before
                             && blank(&hay[range.start..first_line.start.max(range.start)]));
-                    if !mine.contains(&first) || !owned.contains(&first) {
-                        return;
-                    }
                     let from = lines.len();
                     lines.extend_from_slice(ev.lines);
+                    framed.push(Some(held.len()));
+                    if mine.contains(&first) && owned.contains(&first) {
+                        items.push(Item::One(held.len()));
+                    }
                     held.push(Held {
                         kind: ev.kind,
                         origin: ev.origin,
+                        exception: ev.exception,
                         // An event cut where its region was split is part
                         // of a longer one: its last exception may not be
                         // the uncaught one.
-                        exception: ev.exception.filter(|_| !cut),
+                        reported_exception: ev.exception.filter(|_| !cut),
                         lines: from..lines.len(),
+                        first,
                     });
                 });
                 let wider = (if at_start { wide.start } else { range.start })..(if at_end {
@@ -316,19 +341,33 @@ impl Scanner {
                 }
                 range = wider;
             }
-            for h in &held {
+            let reported = Reported {
+                held: &held,
+                lines: &lines,
+                keep: mine.start.max(owned.start)..mine.end.min(owned.end),
+            };
+            for item in &items {
                 if st.stopped {
                     return Ok(());
                 }
-                let ev = Event {
-                    kind: h.kind,
-                    origin: h.origin,
-                    lines: &lines[h.lines.clone()],
-                    exception: h.exception,
+                let go_on = match item {
+                    Item::One(i) => {
+                        let h = &held[*i];
+                        let ev = Event {
+                            kind: h.kind,
+                            origin: h.origin,
+                            lines: &lines[h.lines.clone()],
+                            exception: h.reported_exception,
+                        };
+                        self.match_event(st, hay, &ev, sink)?
+                    }
+                    Item::Copies {
+                        group,
+                        copies,
+                        stride,
+                    } => self.match_copies(st, hay, &reported, (group, *copies, *stride), sink)?,
                 };
-                if !self.match_event(st, hay, &ev, sink)? {
-                    st.stopped = true;
-                }
+                st.stopped |= !go_on;
             }
         }
         Ok(())

@@ -1,6 +1,6 @@
 //! [`Tee`]: one scan fed to two sinks.
 
-use super::{EnvFact, Fork, Location, Match, Sink, Window};
+use super::{Copies, EnvFact, Fork, Location, Match, Sink, Window};
 
 /// Feeds one scan to two sinks: the [`FindingsSink`](crate::report::FindingsSink)
 /// that builds the report and one of your own (a live view, a counter, an
@@ -138,6 +138,16 @@ impl<A: Sink, B: Sink<Error = A::Error>> Sink for Tee<A, B> {
         }
         if !self.b_done {
             self.b_done = !self.b.matched(m)?;
+        }
+        Ok(!(self.a_done && self.b_done))
+    }
+
+    fn matched_copies(&mut self, group: &[Match<'_>], copies: Copies) -> Result<bool, A::Error> {
+        if !self.a_done {
+            self.a_done = !self.a.matched_copies(group, copies)?;
+        }
+        if !self.b_done {
+            self.b_done = !self.b.matched_copies(group, copies)?;
         }
         Ok(!(self.a_done && self.b_done))
     }
