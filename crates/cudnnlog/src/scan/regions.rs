@@ -100,38 +100,56 @@ impl Scanner {
                 .map(|&i| self.reach_back(hay, hits[i], &mut cache))
                 .collect()
         };
+        // The last region's end before it is snapped to a line end: its
+        // last candidate's context (a burst of a million candidates is one
+        // comparison each, not a search for a line end each).
+        let mut pending: Option<usize> = None;
         for (&i, &reach) in kept.iter().zip(&reaches) {
             let h = hits[i];
-            let start = line_start_before(hay, reach.saturating_sub(back));
-            let end = line_end_after(hay, (h + forward).min(hay.len()));
-            let spanned = |r: &Region| h - hits[r.hits.start];
-            match regions.last_mut() {
-                Some(r)
-                    if start <= r.bytes.end
-                        && (spanned(r) < span
-                            || spanned(r) < 2 * span && !self.starts_fresh(hay, h)) =>
-                {
-                    r.bytes.end = r.bytes.end.max(end);
-                    r.hits.end = i + 1;
+            let target = (h + forward).min(hay.len());
+            // The region starts at the line holding `from`, so before it.
+            let from = reach.saturating_sub(back);
+            let joins = match (regions.last_mut(), pending) {
+                (None, _) => false,
+                (Some(_), Some(t)) if from <= t => true,
+                (Some(r), t) => {
+                    if let Some(t) = t {
+                        r.bytes.end = line_end_after(hay, t);
+                    }
+                    line_start_before(hay, from) <= r.bytes.end
                 }
-                Some(r) if start <= r.bytes.end => {
-                    // Too long a run of candidates: split it at this line.
-                    r.bytes.end = h;
-                    r.split_after = true;
-                    regions.push(Region {
-                        bytes: h..end,
-                        hits: i..i + 1,
-                        split_before: true,
-                        split_after: false,
-                    });
-                }
-                _ => regions.push(Region {
-                    bytes: if split_at == Some(h) { h } else { start }..end,
+            };
+            pending = Some(target);
+            let Some(r) = regions.last_mut().filter(|_| joins) else {
+                regions.push(Region {
+                    bytes: if split_at == Some(h) {
+                        h
+                    } else {
+                        line_start_before(hay, from)
+                    }..h,
                     hits: i..i + 1,
                     split_before: split_at == Some(h),
                     split_after: false,
-                }),
+                });
+                continue;
+            };
+            let spanned = h - hits[r.hits.start];
+            if spanned < span || spanned < 2 * span && !self.starts_fresh(hay, h) {
+                r.hits.end = i + 1;
+                continue;
             }
+            // Too long a run of candidates: split it at this line.
+            r.bytes.end = h;
+            r.split_after = true;
+            regions.push(Region {
+                bytes: h..h,
+                hits: i..i + 1,
+                split_before: true,
+                split_after: false,
+            });
+        }
+        if let (Some(r), Some(t)) = (regions.last_mut(), pending) {
+            r.bytes.end = line_end_after(hay, t);
         }
         regions
     }
@@ -145,6 +163,10 @@ impl Scanner {
         let head = &hay[at..(at + LINE_HEAD).min(hay.len())];
         let end = memchr::memchr(b'\n', head).unwrap_or(head.len());
         let text = &head[..end];
+        // Most lines hold no header: no prefix read for them.
+        if memfind!(text, crate::framer::TRACEBACK_HEADER).is_none() {
+            return false;
+        }
         let body = &text[crate::prefix::parse_prefix(text).body.min(text.len())..];
         body.starts_with(crate::framer::TRACEBACK_HEADER)
     }
