@@ -20,7 +20,7 @@
 
 use super::Run;
 use crate::prefix::{parse_prefix, Prefix};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::ops::Range;
 
 /// How a line joins the previous line of its event in the event's text.
@@ -62,13 +62,15 @@ pub(super) fn width(line: &[u8]) -> usize {
 /// the same.
 pub(super) fn wrap_width(hay: &[u8], range: Range<usize>, runs: &[Run]) -> Option<usize> {
     /// Lines ending at each width followed by a continuation (with the
-    /// first one's hash, and whether another differed), and lines of each
-    /// width.
-    type Counts = (HashMap<usize, (u32, u64, bool)>, BTreeMap<usize, u32>);
+    /// first one's hash, and whether another differed), and how many
+    /// widths had been read.
+    type Counts = (HashMap<usize, (u32, u64, bool)>, usize);
     let mut at_width: HashMap<usize, (u32, u64, bool)> = HashMap::new();
     let mut prev: Option<(usize, u64)> = None;
-    // How many lines have each width.
-    let mut widths: BTreeMap<usize, u32> = BTreeMap::new();
+    // Each line's width, and widths counted more than once (a run's
+    // copies), with how many more times.
+    let mut widths: Vec<usize> = Vec::new();
+    let mut more: Vec<(usize, u32)> = Vec::new();
     // Widths at which two consecutive lines line up as table rows
     // (`sacct`, `nvidia-smi`): a table is not a wrap.
     let mut tables: Vec<usize> = Vec::new();
@@ -84,7 +86,7 @@ pub(super) fn wrap_width(hay: &[u8], range: Range<usize>, runs: &[Run]) -> Optio
             if let Some(r) = runs.get(ri).filter(|r| s >= r.start && s > range.start) {
                 let whole = ((range.end - r.start) / r.period).min(r.copies);
                 if s == r.start + r.period && whole > 3 {
-                    second = Some((at_width.clone(), widths.clone()));
+                    second = Some((at_width.clone(), widths.len()));
                 }
                 let third = s == r.start + 2 * r.period;
                 if let Some((w0, c0)) = second.take_if(|_| third) {
@@ -93,9 +95,7 @@ pub(super) fn wrap_width(hay: &[u8], range: Range<usize>, runs: &[Run]) -> Optio
                     for (w, entry) in at_width.iter_mut() {
                         entry.0 += (entry.0 - w0.get(w).map_or(0, |e| e.0)) * times;
                     }
-                    for (w, n) in widths.iter_mut() {
-                        *n += (*n - c0.get(w).copied().unwrap_or(0)) * times;
-                    }
+                    more.extend(widths[c0..].iter().map(|&w| (w, times)));
                     from = r.start + whole * r.period;
                     ri += 1;
                     continue 'copies;
@@ -107,7 +107,7 @@ pub(super) fn wrap_width(hay: &[u8], range: Range<usize>, runs: &[Run]) -> Optio
                 tables.push(w);
             }
             last_line = line;
-            *widths.entry(w).or_default() += 1;
+            widths.push(w);
             if let Some((pw, ph)) = prev.take() {
                 let p = parse_prefix(line);
                 if !line.trim_ascii().is_empty() && p.origin.is_none() && !p.starts_record() {
@@ -126,7 +126,8 @@ pub(super) fn wrap_width(hay: &[u8], range: Range<usize>, runs: &[Run]) -> Optio
         .iter()
         .filter(|(w, _)| !tables.contains(w))
         .max_by_key(|(w, (count, _, _))| (*count, **w))?;
-    let wider = widths.range(w + 1..).map(|(_, n)| n).sum::<u32>();
+    let wider = widths.iter().filter(|&&x| x > w).count() as u32
+        + more.iter().filter(|m| m.0 > w).map(|m| m.1).sum::<u32>();
     let enough = if COMMON_WIDTHS.contains(&w) { 2 } else { 3 };
     (count >= enough && distinct && wider <= count / 4).then_some(w)
 }
