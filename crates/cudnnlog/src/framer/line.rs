@@ -26,6 +26,16 @@ pub struct Line {
 }
 
 impl Line {
+    /// The same line `by` bytes further on: its copy in a repeated run.
+    pub(crate) fn moved(&self, by: usize) -> Line {
+        Line {
+            start: self.start + by,
+            end: self.end + by,
+            phys: self.phys + by,
+            ..*self
+        }
+    }
+
     /// Appends the message body of this line (prefixes and ANSI sequences
     /// removed) to `out`.
     pub fn body_into(&self, hay: &[u8], out: &mut Vec<u8>) {

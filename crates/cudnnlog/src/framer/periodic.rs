@@ -184,11 +184,8 @@ impl Framer {
     /// have, which pushed `pushed` lines.
     fn move_on(&mut self, bytes: usize, pushed: u64) {
         for o in &mut self.open {
-            let o: &mut Open = o;
             for l in &mut o.lines {
-                l.start += bytes;
-                l.end += bytes;
-                l.phys += bytes;
+                *l = l.moved(bytes);
             }
             o.last_seen += pushed;
         }

@@ -609,6 +609,15 @@ impl Scanner {
             rejoined: false,
         }
     }
+
+    /// The window `hay` is, for a fork whose sink is told it again once the
+    /// fork is joined.
+    fn fork_window<'h>(&self, st: &State, hay: &'h [u8]) -> Window<'h> {
+        Window {
+            rejoined: true,
+            ..self.window(st, hay)
+        }
+    }
 }
 
 /// Ends the scan of one source: its modification time when it was read by

@@ -158,10 +158,7 @@ impl Scanner {
                 self.error_line(&mut st, bytes, p, &mut unclassified)?;
             }
         }
-        let window = Window {
-            rejoined: true,
-            ..self.window(&State::new(), bytes)
-        };
+        let window = self.fork_window(&State::new(), bytes);
         unclassified.window_end(&window)?;
         forks.insert(0, unclassified);
         // 2. Regions over all candidates, as a single pass makes them; then
@@ -253,10 +250,7 @@ impl Scanner {
         // in tests, has small batches).
         let block = self.config.block;
         let batches = batches(&regions, BATCH_MIN.min(block / 8).max(1), block);
-        let window = Window {
-            rejoined: true,
-            ..self.window(st, hay)
-        };
+        let window = self.fork_window(st, hay);
         if batches.len() < 2 {
             self.frame_regions(st, hay, &regions, &found.hits, &owned, sink)?;
             return sink.window_end(&self.window(st, hay));

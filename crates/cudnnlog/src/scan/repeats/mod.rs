@@ -250,12 +250,7 @@ impl Scanner {
 /// The held event `e` moved `by` bytes on, its lines in `lines`.
 fn moved<'l>(r: &Reported<'_>, e: &Held, by: usize, lines: &'l mut Vec<Line>) -> Event<'l> {
     lines.clear();
-    lines.extend(r.lines[e.lines.clone()].iter().map(|l| Line {
-        start: l.start + by,
-        end: l.end + by,
-        phys: l.phys + by,
-        ..*l
-    }));
+    lines.extend(r.lines[e.lines.clone()].iter().map(|l| l.moved(by)));
     Event {
         kind: e.kind,
         origin: e.origin,
