@@ -24,7 +24,7 @@ use crate::error::Error;
 use crate::framer::{Event, Framer};
 use crate::prefix::{Origin, Prefix};
 use crate::sink::{EnvFact, Fork, Location, Match, Sink, Window};
-use crate::source::{open, MmapChoice, Opened, SourceInfo};
+use crate::source::{open, Fill, MmapChoice, Opened, Reader, SourceInfo};
 use aho_corasick::{AhoCorasick, MatchKind};
 use std::io::Read;
 use std::ops::Range;
@@ -42,7 +42,9 @@ mod regions;
 mod repeats;
 mod state;
 use state::State;
+mod fresh;
 mod stream;
+mod window;
 
 pub use literal::LiteralEngine;
 use literal::*;
@@ -419,13 +421,14 @@ impl Scanner {
         sink: &mut S,
     ) -> Result<SourceInfo, S::Error> {
         let name = path.display().to_string();
+        let one: stream::Finish<S> = |scanner, st, hay, owned, found, regions, sink| {
+            scanner.finish_window(st, hay, owned, false, found, regions, sink)
+        };
         let (info, cut) = match open(path, mmap)? {
             Opened::Mapped(map) => (self.scan_slice_named(&name, &map, sink)?, None),
+            Opened::Positioned(file, _) => self.scan_stream(&name, file, sink, &|| {}, one)?,
             Opened::Stream(reader, _) => {
-                let one: stream::Finish<S> = |scanner, st, hay, owned, found, regions, sink| {
-                    scanner.finish_window(st, hay, owned, false, found, regions, sink)
-                };
-                self.scan_stream(&name, reader, sink, &|| {}, one)?
+                self.scan_stream(&name, Reader(reader), sink, &|| {}, one)?
             }
         };
         end_source(sink, info, cut, Some(path))
@@ -473,8 +476,13 @@ impl Scanner {
                 info.path = name;
                 (info, None)
             }
+            Opened::Positioned(file, read) => {
+                let done = || progress(read.load(std::sync::atomic::Ordering::Relaxed));
+                self.scan_positioned(&name, file, sink, &done)?
+            }
             Opened::Stream(reader, read) => {
                 let done = || progress(read.load(std::sync::atomic::Ordering::Relaxed));
+                let reader = Reader(reader);
                 self.scan_stream(&name, reader, sink, &done, Scanner::finish_window_forked)?
             }
         };

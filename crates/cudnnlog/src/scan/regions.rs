@@ -212,6 +212,53 @@ impl Scanner {
         (Some((first, split)), regions)
     }
 
+    /// [`carried_from`](Scanner::carried_from)'s first answer without
+    /// framing the whole window: read back from the last candidate the owned
+    /// part holds, as far as the candidates before join its region. Whether
+    /// two candidates in a row join depends on them alone; only a region
+    /// spanning [`MAX_REGION_SPAN`] is split by where it started, and then
+    /// this gives up: `None`, and the whole window's regions say.
+    pub(super) fn carried_by_tail(
+        &self,
+        hay: &[u8],
+        hits: &[usize],
+        owned: &Range<usize>,
+        split_at: Option<usize>,
+    ) -> Option<Option<(usize, bool)>> {
+        let back = NEAR.min(self.config.back);
+        let forward = NEAR.min(self.config.forward);
+        let kept =
+            hits.partition_point(|&h| h < owned.start)..hits.partition_point(|&h| h < owned.end);
+        let Some(last) = kept.clone().last() else {
+            return Some(None);
+        };
+        let end = line_end_after(hay, (hits[last] + forward).min(hay.len()));
+        if end + self.config.back + NEAR < owned.end {
+            return Some(None);
+        }
+        let mut cache = PrefixCache::default();
+        let mut first = last;
+        while first > kept.start {
+            if hits[last] - hits[first] >= MAX_REGION_SPAN {
+                return None;
+            }
+            let h = hits[first];
+            let from = self.reach_back(hay, h, &mut cache).saturating_sub(back);
+            let target = (hits[first - 1] + forward).min(hay.len());
+            let joins =
+                from <= target || line_start_before(hay, from) <= line_end_after(hay, target);
+            if !joins {
+                break;
+            }
+            first -= 1;
+        }
+        if hits[last] - hits[first] >= MAX_REGION_SPAN {
+            return None;
+        }
+        let h = hits[first];
+        Some((h > owned.start).then_some((h, split_at == Some(h))))
+    }
+
     /// Where the lines above the candidate line at `at` that may belong to
     /// its event begin: the block of indented lines (a traceback's frames
     /// and source lines, a C++ error's `frame #` lines) and `File "…"`
@@ -393,5 +440,69 @@ impl Scanner {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Catalog, ScannerBuilder};
+
+    /// Step lines, tracebacks, warnings with their source lines, and a
+    /// flood dense enough for its regions to be split.
+    fn log() -> Vec<u8> {
+        let traceback = "Traceback (most recent call last):\n  File \"/home/user/train/train.py\", line 88, in step\n    out = model(batch)\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n";
+        let warning = "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/conv.py:456: UserWarning: Plan failed with a cudnnException: CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: cudnnFinalize Descriptor Failed cudnn_status: CUDNN_STATUS_NOT_SUPPORTED\n  return F.conv2d(input, weight, bias, self.stride,\n";
+        let mut log = String::new();
+        for i in 0..40_000 {
+            log.push_str(&format!("[rank{}]:INFO train: step {i} loss 0.5\n", i % 4));
+            match i % 997 {
+                0 => log.push_str(traceback),
+                1..=3 => log.push_str(warning),
+                _ => {}
+            }
+            if (20_000..26_000).contains(&i) {
+                log.push_str(warning);
+            }
+        }
+        log.into_bytes()
+    }
+
+    /// The tail alone says what the whole window's regions say, for owned
+    /// parts ending anywhere, or gives up (only in the flood).
+    #[test]
+    fn a_windows_tail_tells_its_carry_as_its_regions_do() {
+        let hay = log();
+        for back in [1024, 64 << 10] {
+            let scanner = ScannerBuilder::new()
+                .context_before(back)
+                .context_after(back)
+                .build(Catalog::builtin().unwrap());
+            let mut found = Found::default();
+            scanner.find_candidates(&hay, 0..hay.len(), &mut found);
+            let (mut told, mut gave_up, mut carried) = (0, 0, 0);
+            for start in (0..hay.len()).step_by(700_001) {
+                for len in [5_000, 300_000, 2_500_000] {
+                    let owned = line_start_before(&hay, start)
+                        ..line_start_before(&hay, (start + len).min(hay.len()));
+                    for split_at in [None, found.hits.iter().copied().find(|&h| h >= owned.start)] {
+                        let whole = scanner.carried_from(&hay, &found.hits, &owned, split_at).0;
+                        match scanner.carried_by_tail(&hay, &found.hits, &owned, split_at) {
+                            Some(tail) => {
+                                assert_eq!(tail, whole, "owned {owned:?}, split {split_at:?}");
+                                told += 1;
+                                carried += whole.is_some() as usize;
+                            }
+                            None => gave_up += 1,
+                        }
+                    }
+                }
+            }
+            assert!(
+                told > 20 && gave_up < told,
+                "told {told}, gave up {gave_up}"
+            );
+            assert!(carried > 3 && carried < told, "carried {carried} of {told}");
+        }
     }
 }

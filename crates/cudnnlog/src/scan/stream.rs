@@ -3,6 +3,7 @@
 //! while one window is framed, the next one's literal pass runs on the
 //! other cores.
 
+use super::window::Block;
 use super::*;
 
 impl Scanner {
@@ -32,7 +33,7 @@ impl Scanner {
         let one: Finish<S> = |scanner, st, hay, owned, found, regions, sink| {
             scanner.finish_window(st, hay, owned, false, found, regions, sink)
         };
-        let (info, cut) = self.scan_stream(name, reader, sink, &|| {}, one)?;
+        let (info, cut) = self.scan_stream(name, Reader(reader), sink, &|| {}, one)?;
         end_source(sink, info, cut, None)
     }
 
@@ -81,11 +82,15 @@ impl Scanner {
     ///
     /// `finish` frames a window: [`finish_window`](Scanner::finish_window) on
     /// this thread, or [`finish_window_forked`](Scanner::finish_window_forked) on
-    /// all of them for a sink that forks.
-    pub(super) fn scan_stream<S: Sink, R: Read + Send>(
+    /// all of them for a sink that forks. A regular file scanned into a sink
+    /// that forks has a driver of its own, with no helper
+    /// ([`scan_positioned`](Scanner::scan_positioned)); this one serves pipes,
+    /// compressed files, and sinks that do not fork, whose framing stays on
+    /// this thread while a read may block.
+    pub(super) fn scan_stream<S: Sink, F: Fill>(
         &self,
         name: &str,
-        reader: R,
+        reader: F,
         sink: &mut S,
         progress: &dyn Fn(),
         finish: Finish<S>,
@@ -101,31 +106,15 @@ impl Scanner {
             let helper = scope.spawn(move || self.read_windows(reader, buffers, full, stop));
             let mut st = State::new();
             for mut now in windows.iter() {
-                st.base = now.base;
-                st.split_at = now.split_at;
-                if !st.stopped {
-                    let owned = now.owned.clone();
-                    let regions = now.regions.take();
-                    finish(self, &mut st, &now.buf, owned, &now.found, regions, sink)?;
-                    // Once the sink has all it wants, later windows are
-                    // read but not searched.
-                    stop.store(st.stopped, std::sync::atomic::Ordering::Relaxed);
-                }
+                now.frame(self, &mut st, sink, finish)?;
+                // Once the sink has all it wants, later windows are read
+                // but not searched.
+                stop.store(st.stopped, std::sync::atomic::Ordering::Relaxed);
                 progress();
                 if now.eof {
-                    let lines = count_lines(&mut st.counter, &now.buf);
-                    let info = SourceInfo {
-                        path: name.to_string(),
-                        bytes: st.base + now.buf.len() as u64,
-                        lines,
-                        modified: None,
-                    };
-                    // A read that failed part way (a truncated archive)
-                    // ends the stream: what came before it was scanned.
-                    return Ok((info, now.error.take()));
+                    return Ok(now.end(&mut st, name));
                 }
-                let line = st.counter.line_at(&now.buf, now.keep);
-                st.counter = LineCounter::new(line);
+                now.pass_on(&mut st);
                 // The helper may have stopped (its side of the channel
                 // closed only when it is done).
                 let _ = free.send(now);
@@ -144,23 +133,19 @@ impl Scanner {
     /// plans them, and sends them on in order. Returns after the last
     /// window, or when the windows are no longer taken (an error framing
     /// one).
-    fn read_windows<R: Read>(
+    fn read_windows<F: Fill>(
         &self,
-        mut reader: R,
+        mut reader: F,
         buffers: std::sync::mpsc::Receiver<Block>,
         full: std::sync::mpsc::SyncSender<Block>,
         stop: &std::sync::atomic::AtomicBool,
     ) {
         let cfg = self.config;
-        // An event may start `back` bytes before the first owned candidate,
-        // and its context is looked up `lookback` bytes before that.
-        let keep_back = cfg.back + cfg.back.max(cfg.lookback);
-        let capacity = keep_back + cfg.block + cfg.forward;
+        let capacity = Block::capacity(&cfg);
         let mut made = 1;
         let mut now = Block::first(capacity);
         now.read(&mut reader, &cfg);
-        self.search_window(&now.buf, &now.owned, &mut now.found);
-        now.plan(self, None);
+        now.prepare(self, false, None);
         let (mut base, mut split_at) = (0u64, None);
         loop {
             now.base = base;
@@ -169,20 +154,7 @@ impl Scanner {
                 let _ = full.send(now);
                 return;
             }
-            // What later windows need of this one: the context before, and
-            // the unowned rest. A region that may go on past this window is
-            // the next one's (it holds the whole region, as a mapped scan
-            // frames it): the plan says where it starts. The context starts
-            // on a line, unless that line began more than `keep_back` before
-            // it: a line with no end (a decompression bomb of zeros) is cut,
-            // not kept whole, so memory stays bounded.
-            if let Some((first, split)) = now.carry {
-                now.owned.end = first;
-                split_at = split.then_some(base + first as u64);
-            }
-            now.split_at = split_at;
-            let context = now.owned.end.saturating_sub(keep_back);
-            now.keep = line_start_before(&now.buf, context).max(context.saturating_sub(keep_back));
+            now.hand_on(&cfg, &mut split_at);
             let mut next = match buffers.try_recv() {
                 Ok(block) => block,
                 Err(_) if made <= AHEAD => {
@@ -194,31 +166,17 @@ impl Scanner {
                     Err(_) => return,
                 },
             };
-            let keep = now.keep;
-            next.buf.clear();
-            next.buf.extend_from_slice(&now.buf[keep..]);
-            next.owned = now.owned.end - keep..0;
+            next.keep_from(&now);
             // Sent before the next window is read, so that a live stream's
             // window is reported before its next block arrives.
+            let now_keep = now.keep;
             if full.send(now).is_err() {
                 return;
             }
             next.read(&mut reader, &cfg);
-            base += keep as u64;
-            // Where a region split in the window before starts, in this one.
-            let next_split = split_at
-                .and_then(|a| a.checked_sub(base))
-                .map(|a| a as usize);
-            match stop.load(std::sync::atomic::Ordering::Relaxed) {
-                true => {
-                    next.found.clear();
-                    (next.carry, next.regions) = (None, None);
-                }
-                false => {
-                    self.search_window(&next.buf, &next.owned, &mut next.found);
-                    next.plan(self, next_split);
-                }
-            }
+            base += now_keep as u64;
+            let stopped = stop.load(std::sync::atomic::Ordering::Relaxed);
+            next.prepare(self, stopped, Block::split_in(split_at, base));
             now = next;
         }
     }
@@ -242,94 +200,3 @@ pub(super) type Finish<S> = fn(
     Option<Vec<regions::Region>>,
     &mut S,
 ) -> Result<(), <S as Sink>::Error>;
-
-/// One window of a stream: its bytes (the kept context first), the lines
-/// it owns, and what its literal pass found.
-struct Block {
-    buf: Vec<u8>,
-    /// Where the owned lines start in `buf` (set before reading) and end.
-    owned: Range<usize>,
-    /// The stream ended: at its end, or at `error`.
-    eof: bool,
-    /// A read that failed, ending the stream after the bytes before it.
-    error: Option<std::io::Error>,
-    found: Found,
-    /// Where the owned part ends so that its last region is not cut, and
-    /// whether that region was split ([`Scanner::carried_from`]).
-    carry: Option<(usize, bool)>,
-    /// The regions the owned part frames, once it ends there.
-    regions: Option<Vec<regions::Region>>,
-    /// Where the window starts in the stream.
-    base: u64,
-    /// Where the next window starts in this one.
-    keep: usize,
-    /// Where a region split from one before starts, in the stream
-    /// ([`State::split_at`]).
-    split_at: Option<u64>,
-}
-
-impl Block {
-    fn first(capacity: usize) -> Block {
-        Block {
-            buf: Vec::with_capacity(capacity),
-            owned: 0..0,
-            eof: false,
-            error: None,
-            found: Found::default(),
-            carry: None,
-            regions: None,
-            base: 0,
-            keep: 0,
-            split_at: None,
-        }
-    }
-
-    /// Plans a window whose literal pass is done: where its owned part
-    /// ends, and the regions it then frames (computed once, for both).
-    /// The last window frames what it owns, so is not planned.
-    fn plan(&mut self, scanner: &Scanner, split_at: Option<usize>) {
-        (self.carry, self.regions) = match self.eof {
-            true => (None, None),
-            false => {
-                let (carry, regions) =
-                    scanner.carried_from(&self.buf, &self.found.hits, &self.owned, split_at);
-                (carry, Some(regions))
-            }
-        };
-    }
-
-    /// Reads a block after the kept bytes and the context after it, and
-    /// ends the owned part at the last line end before that context (a
-    /// block with no line end, one giant line, is cut where it is). A read
-    /// error ends the stream, keeping the bytes read before it.
-    fn read<R: Read>(&mut self, reader: &mut R, cfg: &Config) {
-        let from = self.owned.start;
-        (self.eof, self.error) = match fill(reader, &mut self.buf, from + cfg.block + cfg.forward) {
-            Ok(eof) => (eof, None),
-            Err(e) => (true, Some(e)),
-        };
-        let to = if self.eof {
-            self.buf.len()
-        } else {
-            let limit = self.buf.len() - cfg.forward;
-            match memchr::memrchr(b'\n', &self.buf[from..limit]) {
-                Some(p) => from + p + 1,
-                None => limit,
-            }
-        };
-        self.owned = from..to;
-    }
-}
-
-/// Reads until `buf` holds `want` bytes or the stream ends; true at the end.
-/// Reads straight into `buf`'s spare room; on an error, what was read
-/// before it is in `buf`.
-fn fill<R: Read>(reader: &mut R, buf: &mut Vec<u8>, want: usize) -> std::io::Result<bool> {
-    while buf.len() < want {
-        let missing = (want - buf.len()) as u64;
-        if reader.by_ref().take(missing).read_to_end(buf)? == 0 {
-            return Ok(true);
-        }
-    }
-    Ok(false)
-}

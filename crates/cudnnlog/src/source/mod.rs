@@ -9,6 +9,8 @@ use std::path::Path;
 
 mod decode;
 pub use decode::{decompressed, MAX_ZSTD_WINDOW};
+mod fill;
+pub(crate) use fill::{Fill, Positioned, Reader};
 
 // Finding the logs under directories.
 pub use crate::walk::{not_a_log_by_name, SkipReason, Skipped, Walk, Walked};
@@ -277,9 +279,13 @@ impl std::fmt::Display for Incomplete {
 // No `source()`: the message already says what `error` does.
 impl std::error::Error for Incomplete {}
 
-/// A source ready to scan: mapped bytes, or a stream (decompressed if need be).
+/// A source ready to scan: mapped bytes, a regular file read by positioned
+/// reads, or a stream (decompressed if need be).
 pub(crate) enum Opened {
     Mapped(memmap2::Mmap),
+    /// A regular, uncompressed file, and how many of its bytes have been
+    /// read so far.
+    Positioned(Positioned, std::sync::Arc<std::sync::atomic::AtomicU64>),
     /// A stream, and how many bytes of the file it has read so far
     /// (compressed bytes for a compressed file): for progress.
     Stream(
@@ -398,7 +404,23 @@ pub(crate) fn open(path: &Path, mmap: MmapChoice) -> Result<Opened, Error> {
         }
     }
     let read = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let limit = pseudo_file(&file).then_some(PSEUDO_FILE_LIMIT);
+    let pseudo = pseudo_file(&file);
+    if fill::POSITIONED && meta.is_file() && !pseudo {
+        let mut head = [0u8; 4];
+        let (n, e) = fill::read_full(&mut head, |b, done| fill::read_at(&file, b, done as u64));
+        if let Some(e) = e {
+            return Err(io(e));
+        }
+        if Compression::of(&head[..n]) == Compression::None {
+            return Ok(Opened::Positioned(
+                Positioned::new(file, read.clone()),
+                read,
+            ));
+        }
+        // A positioned read may have moved the cursor (Windows).
+        std::io::Seek::rewind(&mut &file).map_err(io)?;
+    }
+    let limit = pseudo.then_some(PSEUDO_FILE_LIMIT);
     let counting = Counting {
         inner: file,
         read: read.clone(),
