@@ -421,12 +421,10 @@ impl Scanner {
         sink: &mut S,
     ) -> Result<SourceInfo, S::Error> {
         let name = path.display().to_string();
-        let one: stream::Finish<S> = |scanner, st, hay, owned, found, regions, sink| {
-            scanner.finish_window(st, hay, owned, false, found, regions, sink)
-        };
+        let one = stream::on_this_thread::<S>;
         let (info, cut) = match open(path, mmap)? {
             Opened::Mapped(map) => (self.scan_slice_named(&name, &map, sink)?, None),
-            Opened::Positioned(file, _) => self.scan_stream(&name, file, sink, &|| {}, one)?,
+            Opened::Positioned(file) => self.scan_stream(&name, file, sink, &|| {}, one)?,
             Opened::Stream(reader, _) => {
                 self.scan_stream(&name, Reader(reader), sink, &|| {}, one)?
             }
@@ -476,7 +474,8 @@ impl Scanner {
                 info.path = name;
                 (info, None)
             }
-            Opened::Positioned(file, read) => {
+            Opened::Positioned(file) => {
+                let read = file.progress();
                 let done = || progress(read.load(std::sync::atomic::Ordering::Relaxed));
                 self.scan_positioned(&name, file, sink, &done)?
             }

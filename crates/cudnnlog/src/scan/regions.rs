@@ -61,6 +61,19 @@ impl Region {
     }
 }
 
+/// Whether a candidate whose region would start at the line holding `from`
+/// joins the region before it, whose last candidate's context reaches
+/// `target`; and, when telling took it, that region's end: `target`
+/// snapped to its line end. Whether two candidates in a row join depends
+/// on them alone.
+fn joined(hay: &[u8], from: usize, target: usize) -> (bool, Option<usize>) {
+    if from <= target {
+        return (true, None);
+    }
+    let end = line_end_after(hay, target);
+    (line_start_before(hay, from) <= end, Some(end))
+}
+
 /// The most bytes a region's candidates span.
 const MAX_REGION_SPAN: usize = 1 << 20;
 
@@ -78,8 +91,7 @@ impl Scanner {
         keep: impl Fn(usize) -> bool,
         split_at: Option<usize>,
     ) -> Vec<Region> {
-        let back = NEAR.min(self.config.back);
-        let forward = NEAR.min(self.config.forward);
+        let (back, forward) = self.near();
         let span = MAX_REGION_SPAN;
         let mut regions: Vec<Region> = Vec::new();
         let kept: Vec<usize> = (0..hits.len()).filter(|&i| keep(hits[i])).collect();
@@ -110,14 +122,14 @@ impl Scanner {
             // The region starts at the line holding `from`, so before it.
             let from = reach.saturating_sub(back);
             let joins = match (regions.last_mut(), pending) {
-                (None, _) => false,
-                (Some(_), Some(t)) if from <= t => true,
-                (Some(r), t) => {
-                    if let Some(t) = t {
-                        r.bytes.end = line_end_after(hay, t);
+                (Some(r), Some(t)) => {
+                    let (joins, end) = joined(hay, from, t);
+                    if let Some(end) = end {
+                        r.bytes.end = end;
                     }
-                    line_start_before(hay, from) <= r.bytes.end
+                    joins
                 }
+                _ => false,
             };
             pending = Some(target);
             let Some(r) = regions.last_mut().filter(|_| joins) else {
@@ -152,6 +164,11 @@ impl Scanner {
             r.bytes.end = line_end_after(hay, t);
         }
         regions
+    }
+
+    /// The context first framed before and after a candidate line.
+    fn near(&self) -> (usize, usize) {
+        (NEAR.min(self.config.back), NEAR.min(self.config.forward))
     }
 
     /// Whether a region may be split at the candidate line at `at`: the
@@ -225,8 +242,7 @@ impl Scanner {
         owned: &Range<usize>,
         split_at: Option<usize>,
     ) -> Option<Option<(usize, bool)>> {
-        let back = NEAR.min(self.config.back);
-        let forward = NEAR.min(self.config.forward);
+        let (back, forward) = self.near();
         let kept =
             hits.partition_point(|&h| h < owned.start)..hits.partition_point(|&h| h < owned.end);
         let Some(last) = kept.clone().last() else {
@@ -245,9 +261,7 @@ impl Scanner {
             let h = hits[first];
             let from = self.reach_back(hay, h, &mut cache).saturating_sub(back);
             let target = (hits[first - 1] + forward).min(hay.len());
-            let joins =
-                from <= target || line_start_before(hay, from) <= line_end_after(hay, target);
-            if !joins {
+            if !joined(hay, from, target).0 {
                 break;
             }
             first -= 1;

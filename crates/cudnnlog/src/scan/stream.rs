@@ -30,10 +30,7 @@ impl Scanner {
         reader: R,
         sink: &mut S,
     ) -> Result<SourceInfo, S::Error> {
-        let one: Finish<S> = |scanner, st, hay, owned, found, regions, sink| {
-            scanner.finish_window(st, hay, owned, false, found, regions, sink)
-        };
-        let (info, cut) = self.scan_stream(name, Reader(reader), sink, &|| {}, one)?;
+        let (info, cut) = self.scan_stream(name, Reader(reader), sink, &|| {}, on_this_thread)?;
         end_source(sink, info, cut, None)
     }
 
@@ -200,3 +197,18 @@ pub(super) type Finish<S> = fn(
     Option<Vec<regions::Region>>,
     &mut S,
 ) -> Result<(), <S as Sink>::Error>;
+
+/// A [`Finish`] that frames a window on the calling thread
+/// ([`finish_window`](Scanner::finish_window)), for a sink that does not
+/// fork.
+pub(super) fn on_this_thread<S: Sink>(
+    scanner: &Scanner,
+    st: &mut State,
+    hay: &[u8],
+    owned: Range<usize>,
+    found: &Found,
+    regions: Option<Vec<regions::Region>>,
+    sink: &mut S,
+) -> Result<(), S::Error> {
+    scanner.finish_window(st, hay, owned, false, found, regions, sink)
+}

@@ -50,6 +50,11 @@ impl Positioned {
     pub(crate) fn new(file: File, read: Arc<AtomicU64>) -> Positioned {
         Positioned { file, at: 0, read }
     }
+
+    /// How many bytes have been read so far, as the reads go on.
+    pub(crate) fn progress(&self) -> Arc<AtomicU64> {
+        self.read.clone()
+    }
 }
 
 impl Fill for Positioned {

@@ -283,9 +283,8 @@ impl std::error::Error for Incomplete {}
 /// reads, or a stream (decompressed if need be).
 pub(crate) enum Opened {
     Mapped(memmap2::Mmap),
-    /// A regular, uncompressed file, and how many of its bytes have been
-    /// read so far.
-    Positioned(Positioned, std::sync::Arc<std::sync::atomic::AtomicU64>),
+    /// A regular, uncompressed file.
+    Positioned(Positioned),
     /// A stream, and how many bytes of the file it has read so far
     /// (compressed bytes for a compressed file): for progress.
     Stream(
@@ -412,10 +411,7 @@ pub(crate) fn open(path: &Path, mmap: MmapChoice) -> Result<Opened, Error> {
             return Err(io(e));
         }
         if Compression::of(&head[..n]) == Compression::None {
-            return Ok(Opened::Positioned(
-                Positioned::new(file, read.clone()),
-                read,
-            ));
+            return Ok(Opened::Positioned(Positioned::new(file, read)));
         }
         // A positioned read may have moved the cursor (Windows).
         std::io::Seek::rewind(&mut &file).map_err(io)?;
