@@ -18,7 +18,7 @@ use nom::{
 /// How a line names the process that wrote it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Origin {
-    /// A distributed rank: `[rank3]:`, `[default3]:`, `[3,0]<stderr>:`.
+    /// A distributed rank: `[rank3]:`, `[default3]:`, `[1,3]<stderr>:`.
     Rank(u32),
     /// A process known by host and pid only, as NCCL prints it
     /// (`host:pid:tid [dev] NCCL …`): the hash of `host:pid`; or a
@@ -329,6 +329,40 @@ mod tests {
     }
 
     #[test]
+    fn c10_month_day_is_not_padded_before_october() {
+        // PyTorch's c10 logger writes (month + 1) * 100 + day: 623 is 23 June.
+        let (b, p) = body("[rank0]:[E623 05:45:04.413715744 ProcessGroupNCCL.cpp:704] [Rank 0] Watchdog caught collective operation timeout");
+        assert_eq!(b, "[Rank 0] Watchdog caught collective operation timeout");
+        assert_eq!(
+            (p.level, p.origin),
+            (Some(Level::Error), Some(Origin::Rank(0)))
+        );
+        assert_eq!(
+            p.timestamp.unwrap().to_string(),
+            "--06-23T05:45:04.413715744"
+        );
+        let ts = |l: &str| parse_prefix(l.as_bytes()).timestamp.map(|t| t.to_string());
+        assert_eq!(
+            ts("I105 00:00:01.5 f.cc:1] x").as_deref(),
+            Some("--01-05T00:00:01.5")
+        );
+        // The padded glog form of the same day reads the same.
+        assert_eq!(
+            ts("[E0623 05:45:04.413715744 ProcessGroupNCCL.cpp:704] x"),
+            ts("[E623 05:45:04.413715744 ProcessGroupNCCL.cpp:704] x")
+        );
+        // Numbers that make no month and day are no header.
+        for line in [
+            "E1300 05:45:04.1 f.cc:1] x",
+            "E600 05:45:04.1 f.cc:1] x",
+            "E12345 05:45:04.1 f.cc:1] x",
+            "E62 05:45:04.1 f.cc:1] x",
+        ] {
+            assert_eq!(ts(line), None, "{line}");
+        }
+    }
+
+    #[test]
     fn tensorflow_header() {
         let (b, p) = body("2023-01-01 12:00:00.123456: E tensorflow/stream_executor/cuda/cuda_dnn.cc:329] Could not create cudnn handle");
         assert_eq!(b, "Could not create cudnn handle");
@@ -359,9 +393,12 @@ mod tests {
         let (b, p) = body("[default0]:Traceback (most recent call last):");
         assert_eq!(b, "Traceback (most recent call last):");
         assert_eq!(p.origin, Some(Origin::Rank(0)));
+        // Open MPI: `[jobid,rank]`.
         let (b, p) = body("[1,0]<stderr>:RuntimeError: CUDA error");
         assert_eq!(b, "RuntimeError: CUDA error");
-        assert_eq!(p.origin, Some(Origin::Rank(1)));
+        assert_eq!(p.origin, Some(Origin::Rank(0)));
+        let (_, p) = body("[1,3]<stdout>:step 2");
+        assert_eq!(p.origin, Some(Origin::Rank(3)));
     }
 
     #[test]

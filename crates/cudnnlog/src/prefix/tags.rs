@@ -3,7 +3,7 @@
 
 use super::*;
 
-/// `[rank3]:`, `[default3]:`, `[3,0]<stderr>:`, `host:pid:tid [3] NCCL`.
+/// `[rank3]:`, `[default3]:`, `[1,3]<stderr>:`, `host:pid:tid [3] NCCL`.
 pub(super) fn origin(i: &[u8]) -> Res<'_, Origin> {
     alt((
         map(
@@ -17,11 +17,13 @@ pub(super) fn origin(i: &[u8]) -> Res<'_, Origin> {
             ),
             |d| Origin::Rank(parse_u64(d) as u32),
         ),
+        // Open MPI's `--tag-output`: `[jobid,rank]<stream>:` (the job id,
+        // 1 for mpirun's first job, then the process's rank).
         map(
             terminated(
                 delimited(
                     char('['),
-                    terminated(digits, pair(char(','), digits)),
+                    preceded(pair(digits, char(',')), digits),
                     char(']'),
                 ),
                 tuple((

@@ -110,6 +110,44 @@ impl Timestamp {
         super::parse_prefix(line).timestamp
     }
 
+    /// True when both are calendar times and `self` is strictly earlier
+    /// than `other`; the year counts only when both write one (glog and
+    /// c10 headers write none).
+    ///
+    /// ```
+    /// use cudnnlog::report::Timestamp;
+    /// let ts = |l: &str| Timestamp::of_line(l.as_bytes()).unwrap();
+    /// assert!(ts("2024-06-10 09:01:10,002 INFO x").is_before(&ts("[E610 09:11:12.6 ProcessGroupNCCL.cpp:607] x")));
+    /// assert!(!ts("E610 09:11:12.6 f.cc:1] x").is_before(&ts("E610 09:11:12.6 f.cc:1] x")));
+    /// ```
+    pub fn is_before(&self, other: &Timestamp) -> bool {
+        if !self.is_calendar() || !other.is_calendar() {
+            return false;
+        }
+        let nanos = |t: &Timestamp| {
+            t.frac.map_or(0u64, |(v, d)| {
+                if d <= 9 {
+                    v.saturating_mul(10u64.pow(9 - u32::from(d)))
+                } else {
+                    v / 10u64.saturating_pow(u32::from(d) - 9)
+                }
+            })
+        };
+        let key = |t: &Timestamp, year: bool| {
+            (
+                if year { t.year.unwrap_or(0) } else { 0 },
+                t.month,
+                t.day,
+                t.hour,
+                t.minute,
+                t.second,
+                nanos(t),
+            )
+        };
+        let year = self.year.is_some() && other.year.is_some();
+        key(self, year) < key(other, year)
+    }
+
     /// True for a calendar time (not a dmesg uptime).
     ///
     /// ```
@@ -498,12 +536,31 @@ pub(super) fn dmesg(i: &[u8]) -> Res<'_, Timestamp> {
     )(i)
 }
 
+/// glog's month and day, `MMDD`, or PyTorch c10's `(month + 1) * 100 + day`
+/// written without padding: `0623` and `623` are both 23 June, `1129` is
+/// 29 November. A number that makes no month and day is no header.
+fn month_day(i: &[u8]) -> Res<'_, (u32, u32)> {
+    let (r, digits) = take_while_m_n(3, 4, |c: u8| c.is_ascii_digit())(i)?;
+    let n = digits
+        .iter()
+        .fold(0u32, |a, c| a * 10 + u32::from(c - b'0'));
+    let (mo, d) = (n / 100, n % 100);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) {
+        return Err(nom::Err::Error(nom::error::Error::new(
+            i,
+            nom::error::ErrorKind::Verify,
+        )));
+    }
+    Ok((r, (mo, d)))
+}
+
 /// glog/absl: `E1129 19:46:54.456820794 12345 file.cc:689] ` and PyTorch's
-/// bracketed `[E1129 19:46:54.456820794 ProcessGroupNCCL.cpp:689] `.
+/// bracketed `[E1129 19:46:54.456820794 ProcessGroupNCCL.cpp:689] `, whose
+/// month is not padded from January to September (`[E623 05:45:04.413715744
+/// ProcessGroupNCCL.cpp:704] `, c10/util/Logging.cpp).
 pub(super) fn glog(i: &[u8]) -> Res<'_, (Timestamp, Option<Level>)> {
     fn core(i: &[u8]) -> Res<'_, (Timestamp, Option<Level>)> {
-        let (r, (lvl, mo, d, _, t)) =
-            tuple((one_of("IWEFDV"), num_n(2), num_n(2), char(' '), hms))(i)?;
+        let (r, (lvl, (mo, d), _, t)) = tuple((one_of("IWEFDV"), month_day, char(' '), hms))(i)?;
         // Optional thread id, then `file:line`.
         let (r, _) = opt(pair(spaces, digits))(r)?;
         let (r, _) = pair(
