@@ -119,10 +119,10 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
             ExitCode::SUCCESS
         });
     }
-    // One job: the ranks its files' names give.
+    // One job: the ranks its files' names give (with `--job` too: files
+    // that are visibly one job's ranks stay ranks, not runs).
     let rank_of: std::collections::HashMap<&std::path::Path, u32> = jobs
         .iter()
-        .filter(|_| !args.job)
         .flat_map(|j| j.sources.iter())
         .filter_map(|s| Some((s.path.as_path(), s.rank?)))
         .collect();

@@ -120,3 +120,27 @@ def test_summarize_rejects_what_is_not_a_verdict():
         cudnnlog.summarize(["a.log"])
     with pytest.raises(ValueError, match="verdict 1"):
         cudnnlog.summarize([cudnnlog.verdict(b""), {"path": "x"}])
+
+
+def test_rank_files_tell_one_story(tmp_path):
+    # Rank 2 runs out of memory at 09:01:10; the other ranks' watchdogs fire
+    # ten minutes later. The job's verdict is rank 2's OOM, not a timeout.
+    job = tmp_path / "job"
+    job.mkdir()
+    for r in (0, 1, 3):
+        (job / f"rank{r}.log").write_text(
+            f"2024-06-10 09:01:10,00{r} INFO step 100 loss 3.41\n"
+            f"[E0610 09:11:12.60000{r} 1403 ProcessGroupNCCL.cpp:607] [Rank {r}] Watchdog caught "
+            "collective operation timeout: WorkNCCL(SeqNum=412, OpType=ALLREDUCE, NumelIn=25557032, "
+            "NumelOut=25557032, Timeout(ms)=600000) ran for 600021 milliseconds before timing out.\n"
+        )
+    (job / "rank2.log").write_text(
+        "2024-06-10 09:01:10,002 INFO step 100 loss 3.42\n"
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 6.00 GiB. GPU 2 has a total "
+        "capacity of 79.15 GiB of which 3.21 GiB is free.\n"
+    )
+    [v] = list(cudnnlog.triage(job))
+    assert v["primary"] == "cuda.oom"
+    assert v["culprit"]["ranks"] == [2]
+    assert v["culprit"]["basis"] == "first_failure"
+    assert "ranks 0, 1, 3" in v["culprit"]["reason"]

@@ -145,6 +145,68 @@ pub struct RankEvidence {
     pub root_cause: Option<(u32, Option<String>, EvidenceLine)>,
 }
 
+/// The key under which [`collect`] keeps lines that name no rank: in one
+/// rank's own file (`rank3.log`), they are that rank's, and
+/// [`RankEvidence::assume_rank`] files them under it once the file's rank
+/// is known. [`decide`] never reads them.
+const UNTAGGED: u32 = u32::MAX;
+
+impl RankSeen {
+    /// Fills what `self` does not know from `other`.
+    fn fill(&mut self, other: RankSeen) {
+        if self.last_line.is_none() {
+            self.last_line = other.last_line;
+        }
+        if self.last_step.is_none() {
+            self.last_step = other.last_step;
+        }
+        if self.enqueued.is_none() {
+            self.enqueued = other.enqueued;
+        }
+    }
+}
+
+impl RankEvidence {
+    /// Files the lines that named no rank under `rank`: the evidence was
+    /// read from that rank's own file.
+    pub fn assume_rank(&mut self, rank: u32) {
+        if let Some(untagged) = self.ranks.remove(&UNTAGGED) {
+            let mut own = untagged;
+            if let Some(tagged) = self.ranks.remove(&rank) {
+                own.fill(tagged);
+            }
+            self.ranks.insert(rank, own);
+        }
+    }
+
+    /// Adds what another file of the same job says of its ranks.
+    pub fn merge(&mut self, other: RankEvidence) {
+        for (r, seen) in other.ranks {
+            if self.ranks.len() < MAX_RANKS || self.ranks.contains_key(&r) {
+                self.ranks.entry(r).or_default().fill(seen);
+            }
+        }
+        for (r, line) in other.named {
+            if !self.named.iter().any(|(x, _)| *x == r) {
+                self.named.push((r, line));
+            }
+        }
+        if self.named_reason.is_none() {
+            self.named_reason = other.named_reason;
+        }
+        if self.root_cause.is_none() {
+            self.root_cause = other.root_cause;
+        }
+    }
+
+    /// The evidence without the lines that named no rank.
+    fn tagged(&self) -> RankEvidence {
+        let mut ev = self.clone();
+        ev.ranks.remove(&UNTAGGED);
+        ev
+    }
+}
+
 /// The rank(s) at fault, as the report shows them.
 ///
 /// ```
@@ -176,7 +238,8 @@ pub struct Culprit {
     /// The lines that show it.
     pub evidence: Vec<EvidenceLine>,
     /// Which kind of evidence named the culprit (JSON `basis`: `barrier`,
-    /// `wavefront`, `first_failure`, `silent`, `behind`, `root_cause`).
+    /// `wavefront`, `first_failure`, `silent`, `behind`, `root_cause`,
+    /// `launcher`).
     #[serde(default)]
     pub basis: Basis,
 }
@@ -204,6 +267,10 @@ pub enum Basis {
     /// torchrun's "Root Cause (first observed failure)".
     #[default]
     RootCause,
+    /// A launcher's or serving stack's report that the rank died (torchrun's
+    /// summary or agent line, mpirun's "exited on signal", srun's task
+    /// line), with no failure of its own before it.
+    Launcher,
 }
 
 impl Basis {
@@ -251,6 +318,22 @@ pub fn collect(
     let lines: Vec<(usize, usize)> = crate::framer::lines(hay, from..to)
         .filter(|&(s, _)| s == from || hay[s - 1] == b'\n')
         .collect();
+    // The failure's time: a line after it that its clock puts before it
+    // (one rank's output after another's, as in a concatenation of the
+    // ranks' files) still shows where that rank was.
+    // A failure line without a clock (a traceback's last line) takes the
+    // time of its writer's last dated line before it.
+    let head = |&(s, e): &(usize, usize)| parse_prefix(&hay[s..e.min(s + 4096)]);
+    let at_index = lines.iter().position(|&(s, e)| s <= at && at <= e);
+    let when = at_index.and_then(|i| {
+        let writer = head(&lines[i]).origin;
+        lines[..=i]
+            .iter()
+            .rev()
+            .map(head)
+            .filter(|p| writer.is_none() || p.origin == writer)
+            .find_map(|p| p.timestamp)
+    });
     for (i, &(s, e)) in lines.iter().enumerate() {
         let raw = &hay[s..e];
         let text = String::from_utf8_lossy(&raw[..raw.len().min(4096)]);
@@ -265,13 +348,21 @@ pub fn collect(
                 .captures(body)
                 .and_then(|c| c[1].parse().ok())
         });
+        // A line that names no rank: its file's rank, if the file is one
+        // rank's (see `RankEvidence::assume_rank`).
+        let own = rank.unwrap_or(UNTAGGED);
         let here = || EvidenceLine {
             line: n,
             text: clip(&text),
             timestamp: prefix.timestamp.and_then(|t| t.iso()),
             rank,
         };
-        if let Some(r) = rank.filter(|_| s < at && (ev.ranks.len() < MAX_RANKS)) {
+        let before = s < at
+            || prefix
+                .timestamp
+                .zip(when)
+                .is_some_and(|(t, w)| t.is_before(&w));
+        if let Some(r) = Some(own).filter(|_| before && (ev.ranks.len() < MAX_RANKS)) {
             if !body.trim().is_empty() {
                 let seen = ev.ranks.entry(r).or_default();
                 seen.last_line = Some(here());
@@ -293,9 +384,10 @@ pub fn collect(
             let num = |name: &str| c.name(name).and_then(|m| m.as_str().parse::<u64>().ok());
             match rule.kind {
                 EvidenceKind::Enqueued => {
-                    if let (Some(r), Some(v)) =
-                        (tagged.or(num("rank").map(|r| r as u32)), num("value"))
-                    {
+                    if let (Some(r), Some(v)) = (
+                        tagged.or(num("rank").map(|r| r as u32)).or(Some(UNTAGGED)),
+                        num("value"),
+                    ) {
                         if ev.ranks.len() < MAX_RANKS || ev.ranks.contains_key(&r) {
                             ev.ranks.entry(r).or_default().enqueued = Some((v, here()));
                         }
@@ -358,6 +450,10 @@ pub struct Context<'a> {
     pub cause: Option<(u32, String, u64)>,
     /// Ranks with a failure of their own in the same source.
     pub failing: &'a [u32],
+    /// The ranks the job's files are the logs of (`rank0.log` …), where
+    /// they are one file per rank: a rank that wrote nothing near the
+    /// failure is still one of the job.
+    pub job: &'a [u32],
 }
 
 fn list(ranks: &[u32]) -> String {
@@ -370,6 +466,7 @@ fn list(ranks: &[u32]) -> String {
 
 /// The culprit of one distributed finding, from the log's evidence.
 pub fn decide(ev: &RankEvidence, cx: &Context<'_>) -> Option<Culprit> {
+    let ev = &ev.tagged();
     let culprit = |ranks: Vec<u32>, reason: String, evidence: Vec<EvidenceLine>, basis: Basis| {
         let hosts = ev
             .root_cause
@@ -468,6 +565,7 @@ pub fn decide(ev: &RankEvidence, cx: &Context<'_>) -> Option<Culprit> {
         .keys()
         .copied()
         .chain(cx.reporters.iter().copied())
+        .chain(cx.job.iter().copied())
         .collect();
     job.sort_unstable();
     job.dedup();

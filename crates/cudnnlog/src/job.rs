@@ -188,6 +188,14 @@ fn torchrun(path: &Path) -> Option<(PathBuf, u32)> {
     Some((attempt.parent()?.to_path_buf(), rank))
 }
 
+/// The attempt a file of torchrun's `--log-dir` layout belongs to
+/// (`<dir>/attempt_<N>/<rank>/<stream>.log`): a restart of the job.
+pub(crate) fn attempt_of(path: &Path) -> Option<u32> {
+    torchrun(path)?;
+    let attempt = path.parent()?.parent()?.file_name()?.to_str()?;
+    attempt.strip_prefix("attempt_")?.parse().ok()
+}
+
 /// Groups files into jobs, in the order of each job's first file.
 ///
 /// ```
@@ -340,6 +348,16 @@ mod tests {
                 ("logs/j2/attempt_0/0/stderr.log".to_string(), vec![Some(0)]),
             ]
         );
+    }
+
+    #[test]
+    fn a_torchrun_file_names_its_attempt() {
+        assert_eq!(
+            attempt_of(Path::new("logs/j1/attempt_2/0/stderr.log")),
+            Some(2)
+        );
+        assert_eq!(attempt_of(Path::new("logs/j1/rank0.log")), None);
+        assert_eq!(attempt_of(Path::new("attempt_x/0/stderr.log")), None);
     }
 
     #[test]

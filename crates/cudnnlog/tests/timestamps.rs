@@ -394,6 +394,7 @@ fn source_info_from_memory_has_no_modification_time() {
             bytes: 6,
             lines: 1,
             modified: None::<SystemTime>,
+            rank: None,
         }]
     );
 }

@@ -162,6 +162,16 @@ pub struct Class {
     /// a device-side assert, a launch failure, an Xid).
     #[serde(default)]
     pub sticky: bool,
+    /// A failure between the ranks of a distributed job (NCCL, the process
+    /// group, coordination): the report reads what the log says of every
+    /// rank around it to name the culprit.
+    #[serde(default)]
+    pub distributed: bool,
+    /// What a rank reports while it waits for its peers (a collective's
+    /// timeout, a closed connection): another rank's failure before it,
+    /// in any file of the same run, explains it.
+    #[serde(default)]
+    pub waits: bool,
     /// A fact whose value the finding's title shows: `signal_name` makes
     /// "process crashed with a fatal signal (SIGABRT)".
     #[serde(default)]

@@ -26,9 +26,45 @@ fn decide() -> Result<(), Box<dyn std::error::Error>> {
         seq_num: None,
         cause: None,
         failing: &[],
+        job: &[],
     };
     let c = decide(&ev, &cx).unwrap();
     assert_eq!((c.ranks.as_slice(), c.basis), (&[3][..], Basis::Barrier));
     assert!(decide(&Default::default(), &cx).is_none());
     Ok(())
+}
+
+/// `RankEvidence::assume_rank` and `merge`: the lines of one rank's own
+/// file name no rank; once the file's rank is known they are that rank's,
+/// and the files of one job together show every rank.
+#[test]
+fn untagged_lines_are_the_files_rank() {
+    use crate::culprit::collect;
+    let catalog = crate::Catalog::builtin().unwrap();
+    let rank0 = b"INFO step 3 done\n[E610 09:11:12.1 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout\n";
+    let rank2 = b"INFO step 2 done\nINFO waiting for data loader\n[E610 09:11:13.1 ProcessGroupNCCL.cpp:607] [Rank 2] Watchdog caught collective operation timeout\n";
+    let at = |log: &[u8]| log.iter().position(|&b| b == b'\n').unwrap() + 1;
+    let mut a = collect(
+        catalog.evidence_rules(),
+        rank0,
+        at(rank0),
+        2,
+        (1 << 20, 1 << 20),
+    );
+    let mut b = collect(
+        catalog.evidence_rules(),
+        rank2,
+        at(rank2),
+        2,
+        (1 << 20, 1 << 20),
+    );
+    a.assume_rank(0);
+    b.assume_rank(2);
+    a.merge(b);
+    let steps: Vec<(u32, u64)> = a
+        .ranks
+        .iter()
+        .filter_map(|(r, s)| Some((*r, s.last_step.as_ref()?.0)))
+        .collect();
+    assert_eq!(steps, [(0, 3), (2, 2)]);
 }

@@ -28,6 +28,7 @@
 //! carried status; in a log with no error, the most important warning by
 //! the catalog's `warning_order`.
 
+use super::timeline::{rank_of, same_run, SourceRole, Timeline};
 use super::{Ctx, Draft, Weights};
 use crate::catalog::{Catalog, Severity};
 use crate::ids::{cause, class};
@@ -122,9 +123,28 @@ fn follows_infrastructure(d: &Draft) -> bool {
     ) && d.class != class::CUDA_OOM
 }
 
-/// For each finding, the finding it follows from, if any: an earlier one,
-/// or an infrastructure fault of the same source wherever it is.
-pub(crate) fn link(catalog: &Catalog, drafts: &[Draft]) -> Vec<Option<usize>> {
+/// Whether `d`'s class is what a rank reports while it waits for its peers
+/// (`waits` in `classes.toml`).
+fn waits(catalog: &Catalog, d: &Draft) -> bool {
+    catalog.class(&d.class).is_some_and(|c| c.waits)
+}
+
+/// Whether `d`'s class is a failure between ranks (`distributed`).
+fn distributed(catalog: &Catalog, d: &Draft) -> bool {
+    catalog.class(&d.class).is_some_and(|c| c.distributed)
+}
+
+/// For each finding, the finding it follows from, if any: an earlier one
+/// of its source, an infrastructure fault of its source wherever it is,
+/// or, for what a rank reports while waiting for its peers, the first
+/// failure of another rank of the same run (`roles`) that did not happen
+/// after it (`time`).
+pub(crate) fn link(
+    catalog: &Catalog,
+    drafts: &[Draft],
+    roles: &[SourceRole],
+    time: &Timeline,
+) -> Vec<Option<usize>> {
     let mut caused_by = vec![None; drafts.len()];
     for (i, d) in drafts.iter().enumerate() {
         if !d.is_error() || d.carrier.is_some() || is_infrastructure(catalog, d) {
@@ -158,28 +178,74 @@ pub(crate) fn link(catalog: &Catalog, drafts: &[Draft]) -> Vec<Option<usize>> {
             None
         }
         .or_else(|| {
-            // A collective or coordination timeout after another error: the
-            // others waited for the rank that failed.
-            if d.family() == "nccl" {
-                earlier(&|e| e.family() != "nccl")
-            } else if d.class == class::DIST_TIMEOUT {
-                earlier(&|e| e.family() != "nccl" && e.family() != "dist")
-            } else {
-                None
-            }
-        })
-        .or_else(|| {
+            // How a process ended follows the nearest earlier error of the
+            // same process: a launcher's report that rank 2 died does not
+            // follow rank 0's error.
             is_termination(catalog, d)
                 .then(|| {
+                    let rank = rank_of(d);
                     drafts[..i].iter().rposition(|e| {
                         e.is_error()
                             && e.first.source == d.first.source
                             && e.first.byte != d.first.byte
                             && !is_termination(catalog, e)
+                            && same_writer(rank_of(e), rank)
                     })
                 })
                 .flatten()
         });
+    }
+    // A rank waiting for its peers (a collective's timeout, a closed
+    // connection) follows the first failure of another rank of its run that
+    // did not happen after it: the others waited for the rank that failed.
+    let order = time.order(drafts);
+    for (i, d) in drafts.iter().enumerate() {
+        if caused_by[i].is_some() || !d.is_error() || d.carrier.is_some() || !waits(catalog, d) {
+            continue;
+        }
+        let cause = order.iter().copied().find(|&j| {
+            let e = &drafts[j];
+            if j == i
+                || !e.is_error()
+                || e.carrier.is_some()
+                || caused_by[j].is_some()
+                || e.class == d.class
+                || waits(catalog, e)
+                || (d.class == class::DIST_TIMEOUT && distributed(catalog, e))
+                || !same_run(roles, e.first.source, d.first.source)
+                || (e.first.source == d.first.source && e.first.byte == d.first.byte)
+            {
+                return false;
+            }
+            let before_in_log = e.first.source == d.first.source && e.first.byte < d.first.byte;
+            let other_rank =
+                rank_of(e).is_some_and(|r| !d.ranks.contains(&r) && rank_of(d) != Some(r));
+            if before_in_log {
+                // What the log shows first, unless its clock says later.
+                !time.after(j, i)
+            } else if is_termination(catalog, e) {
+                // A launcher reports a rank's death after the fact: its
+                // report may come after the others' errors it caused.
+                other_rank
+            } else {
+                // Another rank's file, or later in this one: another rank's
+                // failure that its clock does not put after this, or one of
+                // no known rank that the clocks put before it.
+                (other_rank && !time.after(j, i)) || (rank_of(e).is_none() && time.before(j, i))
+            }
+        });
+        // Else an earlier coordination failure of the same log that an NCCL
+        // error followed (a barrier timing out on one rank, the others then
+        // losing it).
+        let coordination = || {
+            drafts[..i].iter().position(|e| {
+                e.is_error()
+                    && e.first.source == d.first.source
+                    && e.first.byte != d.first.byte
+                    && e.family() != "nccl"
+            })
+        };
+        caused_by[i] = cause.or_else(|| (d.family() == "nccl").then(coordination).flatten());
     }
     caused_by
 }
@@ -207,18 +273,20 @@ pub(crate) fn carried(drafts: &[Draft]) -> Vec<Option<usize>> {
         .collect()
 }
 
-/// The first error that is neither fallout nor a carried status; with no
-/// such error, the most important warning that is not carried.
+/// The first error, in the order the job's findings happened, that is
+/// neither fallout nor a carried status; with no such error, the most
+/// important warning that is not carried.
 pub(crate) fn primary(
     catalog: &Catalog,
     drafts: &[Draft],
     caused_by: &[Option<usize>],
     carried_by: &[Option<usize>],
+    time: &Timeline,
 ) -> Option<usize> {
     let standalone = |i: usize| caused_by[i].is_none() && carried_by[i].is_none();
-    drafts
-        .iter()
-        .enumerate()
+    time.order(drafts)
+        .into_iter()
+        .map(|i| (i, &drafts[i]))
         .find(|(i, d)| d.is_error() && standalone(*i))
         .or_else(|| {
             drafts

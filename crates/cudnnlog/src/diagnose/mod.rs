@@ -16,6 +16,7 @@
 //! [`Observation`]s) in, a [`Diagnosis`] out.
 
 pub(crate) mod advice;
+mod blame;
 mod fallout;
 mod memory;
 
@@ -24,6 +25,9 @@ mod remedy;
 pub(crate) mod rules;
 mod runs;
 mod stage;
+mod timeline;
+
+pub(crate) use timeline::SourceRole;
 
 pub(crate) use stage::Findings;
 #[cfg(test)]
@@ -102,6 +106,8 @@ pub(crate) struct Draft {
     pub carrier: Option<String>,
     /// For a distributed failure, what the log says of each rank.
     pub ranks_evidence: Option<crate::culprit::RankEvidence>,
+    /// The first rank or task any of its occurrences names.
+    pub named_rank: Option<u32>,
     /// The first occurrence in each source that has one.
     pub per_source: BTreeMap<usize, (Location, Progress)>,
     /// Where its occurrences are (all, or a sample).
@@ -127,6 +133,7 @@ impl Draft {
             self.facts = other.facts;
             self.carrier = other.carrier;
             self.ranks_evidence = other.ranks_evidence;
+            self.named_rank = other.named_rank.or(self.named_rank);
         }
         if key(&other.last) > key(&self.last) {
             self.last = other.last;
@@ -242,12 +249,19 @@ pub(crate) fn analyse(
     drafts: &[Draft],
     env: &Environment,
     sources: usize,
+    roles: &[SourceRole],
 ) -> Analysis {
-    let caused_by = fallout::link(catalog, drafts);
-    let (cross_run, run_evidence) = runs::compare(drafts, env, sources);
-    let culprits: Vec<Option<crate::culprit::Culprit>> = (0..drafts.len())
-        .map(|i| culprit_of(drafts, i, &caused_by))
+    let time = timeline::Timeline::new(drafts);
+    let caused_by = fallout::link(catalog, drafts, roles, &time);
+    let (cross_run, run_evidence) = runs::compare(drafts, env, sources, roles);
+    let carried_by = fallout::carried(drafts);
+    let primary = fallout::primary(catalog, drafts, &caused_by, &carried_by, &time);
+    let mut culprits: Vec<Option<crate::culprit::Culprit>> = (0..drafts.len())
+        .map(|i| culprit_of(drafts, i, &caused_by, roles))
         .collect();
+    if let Some(p) = primary.filter(|&p| culprits[p].is_none()) {
+        culprits[p] = blame::first_failure(catalog, drafts, p, &caused_by, roles, &time);
+    }
     let mut causes = Vec::with_capacity(drafts.len());
     let mut remediations = Vec::with_capacity(drafts.len());
     for (i, d) in drafts.iter().enumerate() {
@@ -283,8 +297,6 @@ pub(crate) fn analyse(
         remediations.push(advice::gather(&ctx, &ranked));
         causes.push(ranked);
     }
-    let carried_by = fallout::carried(drafts);
-    let primary = fallout::primary(catalog, drafts, &caused_by, &carried_by);
     Analysis {
         causes,
         remediations,
@@ -302,17 +314,14 @@ fn culprit_of(
     drafts: &[Draft],
     i: usize,
     caused_by: &[Option<usize>],
+    roles: &[SourceRole],
 ) -> Option<crate::culprit::Culprit> {
     let d = &drafts[i];
     let ev = d.ranks_evidence.as_ref()?;
     let cause = caused_by[i].and_then(|j| {
         let c = &drafts[j];
         // The failed rank: its tag, or the rank or task its message names.
-        let rank = c.first.rank.or_else(|| {
-            ["rank", "task"]
-                .iter()
-                .find_map(|f| c.text(f)?.trim().parse().ok())
-        })?;
+        let rank = timeline::rank_of(c)?;
         Some((rank, c.class.clone(), c.first.line))
     });
     let failing: Vec<u32> = drafts
@@ -324,6 +333,13 @@ fn culprit_of(
         })
         .flat_map(|o| o.ranks.iter().copied())
         .collect();
+    // The ranks whose own files the job holds, of this finding's run.
+    let job: Vec<u32> = roles
+        .iter()
+        .enumerate()
+        .filter(|(s, _)| timeline::same_run(roles, *s, d.first.source))
+        .filter_map(|(_, r)| r.rank)
+        .collect();
     let seq_num = d
         .int("seq_num")
         .or_else(|| d.text("seq_num").and_then(|s| s.parse().ok()));
@@ -334,6 +350,7 @@ fn culprit_of(
             seq_num,
             cause,
             failing: &failing,
+            job: &job,
         },
     )
 }

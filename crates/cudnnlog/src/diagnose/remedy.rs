@@ -236,6 +236,14 @@ fn deterministic(ctx: &Ctx<'_>) -> Option<String> {
 /// Start with the rank at fault, where the log names it.
 fn culprit_first(ctx: &Ctx<'_>) -> Option<String> {
     let c = ctx.culprit?;
+    // Waiting ranks and their collectives: a distributed finding's advice.
+    if !ctx
+        .catalog
+        .class(&ctx.draft().class)
+        .is_some_and(|k| k.distributed)
+    {
+        return None;
+    }
     let ranks: Vec<String> = c.ranks.iter().map(u32::to_string).collect();
     let who = match ranks.len() {
         1 => format!("rank {}", ranks[0]),

@@ -564,8 +564,8 @@ fn culprit(ctx: &Ctx<'_>, ws: &mut Weights) {
     let Some(c) = ctx.culprit else {
         return;
     };
-    let family = ctx.drafts[ctx.index].family();
-    if family != "nccl" && family != "dist" {
+    let d = &ctx.drafts[ctx.index];
+    if !ctx.catalog.class(&d.class).is_some_and(|k| k.distributed) {
         return;
     }
     let line = c.evidence.first().map_or(0, |e| e.line);

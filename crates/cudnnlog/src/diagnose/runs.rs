@@ -3,6 +3,7 @@
 //! other processes, hardware); only in the runs whose environment differs,
 //! at versions.
 
+use super::timeline::{run_of, SourceRole};
 use super::CrossRun;
 use super::Draft;
 use crate::environment::Environment;
@@ -15,20 +16,45 @@ const VERSION_FIELDS: &[&str] = &["framework_version", "cuda", "cudnn", "driver"
 pub(crate) type RunEvidence = (usize, (String, f64, String));
 
 /// Compares the sources of a multi-run scan.
+///
+/// The per-rank files of one attempt are one run (`roles`): ranks of a job
+/// failing at the same step are one failure, not the same failure in
+/// several runs. A run is named by its first source.
 pub(crate) fn compare(
     drafts: &[Draft],
     env: &Environment,
     sources: usize,
+    roles: &[SourceRole],
 ) -> (Vec<CrossRun>, Vec<RunEvidence>) {
     let mut notes = Vec::new();
     let mut evidence = Vec::new();
-    if sources < 2 {
+    // Each run's first source.
+    let mut firsts: Vec<usize> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for s in 0..sources {
+        if seen.insert(run_of(roles, s)) {
+            firsts.push(s);
+        }
+    }
+    let first_of = |s: usize| {
+        firsts
+            .iter()
+            .copied()
+            .find(|&f| run_of(roles, f) == run_of(roles, s))
+            .unwrap_or(s)
+    };
+    if firsts.len() < 2 {
         return (notes, evidence);
     }
     let envs: Vec<Environment> = (0..sources).map(|s| env.of_source(s)).collect();
     for (i, d) in drafts.iter().enumerate().filter(|(_, d)| d.is_error()) {
-        let failing: Vec<usize> = d.per_source.keys().copied().collect();
-        let steps: Vec<Option<u64>> = d.per_source.values().map(|(_, p)| p.step).collect();
+        // The first occurrence in each run that has one.
+        let mut per_run: std::collections::BTreeMap<usize, Option<u64>> = Default::default();
+        for (&s, (_, p)) in &d.per_source {
+            per_run.entry(first_of(s)).or_insert(p.step);
+        }
+        let failing: Vec<usize> = per_run.keys().copied().collect();
+        let steps: Vec<Option<u64>> = per_run.values().copied().collect();
         let mut say = |kind: &str, detail: String, runs: Vec<usize>, causes: &[(&str, f64)]| {
             for (cause, by) in causes {
                 evidence.push((i, (cause.to_string(), *by, detail.clone())));
@@ -74,7 +100,11 @@ pub(crate) fn compare(
                 );
             }
         }
-        let clean: Vec<usize> = (0..sources).filter(|s| !failing.contains(s)).collect();
+        let clean: Vec<usize> = firsts
+            .iter()
+            .copied()
+            .filter(|s| !failing.contains(s))
+            .collect();
         if failing.is_empty() || clean.is_empty() {
             continue;
         }

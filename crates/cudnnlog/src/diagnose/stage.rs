@@ -23,6 +23,9 @@ pub struct Findings {
     pub(crate) drafts: Vec<Draft>,
     pub(crate) env: Environment,
     pub(crate) sources: usize,
+    /// What each source is to the job (a rank's file, or a run of its
+    /// own); empty when unknown: every source is then a run.
+    pub(crate) roles: Vec<super::SourceRole>,
 }
 
 impl Findings {
@@ -108,6 +111,7 @@ impl Observation {
             truncated: false,
             carrier: None,
             ranks_evidence: None,
+            named_rank: None,
             per_source: BTreeMap::new(),
             occurrences: Default::default(),
         }))
@@ -199,6 +203,7 @@ pub(crate) fn diagnose_owned(findings: Findings, catalog: &Catalog) -> (Diagnosi
         mut drafts,
         env,
         sources,
+        roles,
     } = findings;
     super::escalate(catalog, &mut drafts);
     // Name the signal a process died of, whatever words the log used.
@@ -208,7 +213,13 @@ pub(crate) fn diagnose_owned(findings: Findings, catalog: &Catalog) -> (Diagnosi
                 .insert("signal_name".to_string(), Fact::Text(sig.name.clone()));
         }
     }
-    let a = analyse(catalog, &drafts, &env, sources);
+    let a = analyse(catalog, &drafts, &env, sources, &roles);
+    let fallout_of: Vec<Option<String>> = a
+        .caused_by
+        .iter()
+        .map(|c| c.map(|j| drafts[j].class.clone()))
+        .collect();
+    let mut fallout_of = fallout_of.into_iter();
     let primary = a.primary.map(|i| drafts[i].class.clone());
     let mut per_finding = a
         .causes
@@ -242,6 +253,7 @@ pub(crate) fn diagnose_owned(findings: Findings, catalog: &Catalog) -> (Diagnosi
                 causes,
                 remediations,
                 caused_by,
+                fallout_of: fallout_of.next().flatten(),
                 carried_by,
                 culprit,
                 truncated: d.truncated,

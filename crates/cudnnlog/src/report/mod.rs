@@ -290,6 +290,11 @@ pub struct Finding {
     /// one): the index in `findings` of that finding.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub caused_by: Option<usize>,
+    /// The class of that finding, when this one is its fallout: one rank's
+    /// `cuda.oom` for the others' `nccl.timeout`, whichever file of the job
+    /// each is in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallout_of: Option<String>,
     /// True when the pattern that matched first is a preview: written from
     /// the framework's templates, not yet proven on a real log.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

@@ -36,6 +36,10 @@ struct Acc {
     /// For a distributed failure: what the log says of each rank around
     /// its first occurrence.
     ranks_evidence: Option<crate::culprit::RankEvidence>,
+    /// The first rank or task any occurrence names, with where it is
+    /// (`task 4: Out Of Memory` after a first `Detected 1 oom-kill event`
+    /// that names none).
+    named_rank: Option<((usize, u64), u32)>,
     /// The first occurrence in each source, with its event and progress.
     per_source: BTreeMap<usize, (Location, u64, Option<Progress>)>,
     /// An event's text was cut, or signatures were folded into this one.
@@ -53,11 +57,36 @@ pub const MAX_SIGNATURES: usize = 256;
 /// The signature of the finding later distinct signatures are folded into.
 pub const OTHER_SIGNATURES: &str = "…";
 
+/// The ranks' evidence of a finding seen in two places: the first place's,
+/// with what another file of the job says of its ranks added (one rank's
+/// file shows that rank's lines only). Within one file the first
+/// occurrence's evidence stands alone, so that every way of cutting a file
+/// reads the same evidence.
+fn merged_evidence(
+    first_source: usize,
+    first: Option<crate::culprit::RankEvidence>,
+    other_source: usize,
+    other: Option<crate::culprit::RankEvidence>,
+) -> Option<crate::culprit::RankEvidence> {
+    match (first, other) {
+        (Some(mut a), Some(b)) if first_source != other_source => {
+            a.merge(b);
+            Some(a)
+        }
+        (a, b) => a.or(b),
+    }
+}
+
 impl Acc {
     /// Takes in `b`, the same finding from a later part of the input or
     /// another chunk.
     fn absorb(&mut self, b: Acc) {
         let a = self;
+        let (sa, sb) = (a.first.source, b.first.source);
+        a.named_rank = match (a.named_rank, b.named_rank) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        };
         a.occurrences.merge(b.occurrences);
         a.count += b.count;
         a.truncated |= b.truncated;
@@ -70,9 +99,9 @@ impl Acc {
             a.message = b.message;
             a.facts = b.facts;
             a.carrier = b.carrier;
-            a.ranks_evidence = b.ranks_evidence.or(a.ranks_evidence.take());
-        } else if a.ranks_evidence.is_none() {
-            a.ranks_evidence = b.ranks_evidence;
+            a.ranks_evidence = merged_evidence(sb, b.ranks_evidence, sa, a.ranks_evidence.take());
+        } else {
+            a.ranks_evidence = merged_evidence(sa, a.ranks_evidence.take(), sb, b.ranks_evidence);
         }
         if (b.last.source, b.last.byte) >= (a.last.source, a.last.byte) {
             a.last = b.last;
@@ -295,7 +324,8 @@ impl<'c> FindingsSink<'c> {
         let catalog = self.catalog;
         let sources = std::mem::take(&mut self.sources);
         self.years_from_files(&sources);
-        let (findings, templates) = self.split(sources.len());
+        let (mut findings, templates) = self.split(sources.len());
+        findings.roles = crate::diagnose::SourceRole::of(&sources);
         let (dx, env) = diagnose_owned(findings, catalog);
         let unclassified = templates
             .templates()
@@ -396,6 +426,7 @@ impl FindingsSink<'_> {
                 facts: a.facts,
                 carrier: a.carrier,
                 ranks_evidence: a.ranks_evidence,
+                named_rank: a.named_rank.map(|(_, r)| r),
                 occurrences: a.occurrences,
                 signature: a.signature,
                 truncated: a.truncated,
@@ -410,6 +441,7 @@ impl FindingsSink<'_> {
             drafts,
             env,
             sources,
+            roles: Vec::new(),
         };
         (findings, self.templates)
     }
@@ -428,7 +460,13 @@ impl FindingsSink<'_> {
     /// assert_eq!((report.findings[0].first.rank, report.findings[0].ranks.as_slice()), (Some(3), &[3][..]));
     /// ```
     pub fn assume_rank(&mut self, rank: u32) {
+        for s in &mut self.sources {
+            s.rank.get_or_insert(rank);
+        }
         for a in &mut self.accs {
+            if let Some(ev) = &mut a.ranks_evidence {
+                ev.assume_rank(rank);
+            }
             let mut untagged = a.ranks.is_empty();
             for loc in [&mut a.first, &mut a.last]
                 .into_iter()
@@ -512,6 +550,26 @@ impl Sink for FindingsSink<'_> {
                 .collect()
         };
         let pos = (location.source, location.byte);
+        // The rank or task a message names, for a pattern that captures
+        // one (read until the finding has the first one: a burst of such
+        // lines costs one read).
+        let named = || {
+            m.pattern
+                .regex
+                .regex()
+                .capture_names()
+                .flatten()
+                .any(|n| n == "rank" || n == "task")
+                .then(|| {
+                    m.facts().into_iter().find_map(|(k, v)| match (k, v) {
+                        ("rank" | "task", crate::facts::Fact::Int(n)) => u32::try_from(n).ok(),
+                        ("rank" | "task", crate::facts::Fact::Text(t)) => t.trim().parse().ok(),
+                        _ => None,
+                    })
+                })
+                .flatten()
+                .map(|r| (pos, r))
+        };
         // Findings are few: a linear search with borrowed strings costs less
         // than building an owned key for every match of a burst.
         let (k, found, fold) = self.slot(m.class, m.severity, &m.signature);
@@ -528,6 +586,7 @@ impl Sink for FindingsSink<'_> {
                     severity: m.severity,
                     carrier: m.carried_by.map(str::to_string),
                     ranks_evidence: None,
+                    named_rank: named(),
                     count: 1,
                     first: location.clone(),
                     first_event: m.event_byte,
@@ -547,6 +606,11 @@ impl Sink for FindingsSink<'_> {
                 self.push(k, acc);
             }
             Some(i) => {
+                if self.accs[i].named_rank.is_none_or(|(at, _)| pos < at) {
+                    if let Some(n) = named() {
+                        self.accs[i].named_rank = Some(n);
+                    }
+                }
                 let a = &mut self.accs[i];
                 a.count += 1;
                 a.occurrences.push(&location, m.event_byte);
@@ -624,7 +688,7 @@ impl Sink for FindingsSink<'_> {
         };
         for a in &mut self.accs {
             // A distributed failure: read what the log says of each rank.
-            let distributed = a.class.starts_with("nccl.") || a.class.starts_with("dist.");
+            let distributed = self.catalog.class(&a.class).is_some_and(|c| c.distributed);
             if distributed
                 && a.ranks_evidence.is_none()
                 && a.first.source == source

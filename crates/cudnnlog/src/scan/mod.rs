@@ -526,6 +526,7 @@ impl Scanner {
             bytes: bytes.len() as u64,
             lines,
             modified: None,
+            rank: None,
         })
     }
 

@@ -200,6 +200,7 @@ impl Scanner {
             bytes: bytes.len() as u64,
             lines,
             modified: None,
+            rank: None,
         })
     }
 }

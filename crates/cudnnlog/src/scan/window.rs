@@ -158,6 +158,7 @@ impl Block {
             bytes: st.base + self.len as u64,
             lines,
             modified: None,
+            rank: None,
         };
         (info, self.error.take())
     }

@@ -144,6 +144,12 @@ pub struct SourceInfo {
     /// reports of the same bytes differ).
     #[serde(skip)]
     pub modified: Option<std::time::SystemTime>,
+    /// The rank this file is the log of, when it is one of a job's per-rank
+    /// files (`rank3.log`, torchrun's `attempt_0/3/stderr.log`): its
+    /// untagged lines are that rank's, and it is a rank of the job, not a
+    /// run of its own. Absent for a file that is a whole job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
 }
 
 /// The modification time of a regular file.

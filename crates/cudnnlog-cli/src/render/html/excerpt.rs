@@ -170,6 +170,7 @@ mod tests {
             bytes: content.len() as u64,
             lines: 0,
             modified: None,
+            rank: None,
         };
         let files = Files::open(&[info]);
         (f, files)
