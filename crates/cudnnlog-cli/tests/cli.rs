@@ -269,7 +269,12 @@ fn golden_reports() {
 fn collect_logs(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap().flatten() {
         let p = entry.path();
-        if p.is_dir() && p.file_name().is_some_and(|n| n != "scenarios") {
+        // `logs/` holds one job's per-rank files: a job, scored as one
+        // (`fixtures/culprits.toml`), not a report per file.
+        if p.is_dir()
+            && p.file_name()
+                .is_some_and(|n| n != "scenarios" && n != "logs")
+        {
             collect_logs(&p, out);
         } else if p.extension().is_some_and(|e| e == "log") {
             out.push(p);
