@@ -180,3 +180,130 @@ fn every_layout_of_a_multi_rank_job_tells_the_same_story() {
         differ.join("\n")
     );
 }
+
+/// Rank 2 runs out of memory at 09:01:10; the other ranks' watchdogs fire
+/// at 09:11 (c10's clock, unpadded month-day for June).
+fn oom_then_timeouts(s: &Scratch) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for r in [0, 1, 3] {
+        files.push(s.write(
+            &format!("job/rank{r}.log"),
+            format!(
+                "2024-06-10 09:01:10,00{r} INFO step 100 loss 3.41\n\
+                 [E610 09:11:12.60000{r} ProcessGroupNCCL.cpp:607] [Rank {r}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=412, OpType=ALLREDUCE, NumelIn=25557032, NumelOut=25557032, Timeout(ms)=600000) ran for 600021 milliseconds before timing out.\n"
+            )
+            .as_bytes(),
+        ));
+    }
+    files.insert(
+        2,
+        s.write(
+            "job/rank2.log",
+            b"2024-06-10 09:01:10,002 INFO step 100 loss 3.42\n\
+              Traceback (most recent call last):\n  File \"/workspace/train.py\", line 121, in main\n    loss = model(batch).loss\n\
+              torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 6.00 GiB. GPU 2 has a total capacity of 79.15 GiB of which 3.21 GiB is free. Including non-PyTorch memory, this process has 75.92 GiB memory in use. Of the allocated memory 70.13 GiB is allocated by PyTorch, and 4.90 GiB is reserved by PyTorch but unallocated.\n",
+        ),
+    );
+    files
+}
+
+#[test]
+fn a_ranks_own_failure_before_the_others_timeouts_is_the_primary() {
+    let s = Scratch::new("oom-then-timeouts");
+    let files = oom_then_timeouts(&s);
+    let dir = s.0.join("job");
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    let mut with_job = vec!["scan", "--job", "--format", "json"];
+    with_job.extend(names.iter().map(String::as_str));
+    for out in [
+        cudnnlog(&["scan", "--format", "json", dir.to_str().unwrap()], None),
+        cudnnlog(&with_job, None),
+    ] {
+        let r = json(&out);
+        assert_eq!(r.primary.as_deref(), Some("cuda.oom"));
+        let oom = r.findings.iter().find(|f| f.class == "cuda.oom").unwrap();
+        let culprit = oom.culprit.as_ref().expect("the rank that failed first");
+        assert_eq!(culprit.ranks, [2]);
+        assert_eq!(
+            culprit.reason,
+            "rank 2 failed first (GPU out of memory, line 5, 09:01:10); ranks 0, 1, 3 failed 10 min later waiting for it"
+        );
+        let timeout = r
+            .findings
+            .iter()
+            .find(|f| f.class == "nccl.timeout")
+            .unwrap();
+        assert_eq!(timeout.fallout_of.as_deref(), Some("cuda.oom"));
+        // The watchdog lines keep their own time (c10's `E610`), ten
+        // minutes after the OOM.
+        assert_eq!(
+            timeout.first.timestamp.as_deref(),
+            Some("2024-06-10T09:11:12.600000")
+        );
+        // Rank files are ranks of one run: nothing to compare across runs.
+        assert!(r.cross_run.is_empty(), "{:?}", r.cross_run);
+        assert_eq!(
+            r.sources.iter().map(|s| s.rank).collect::<Vec<_>>(),
+            [Some(0), Some(1), Some(2), Some(3)]
+        );
+    }
+    // The files concatenated in rank order: the clocks still put rank 2 first.
+    let mut all = Vec::new();
+    for f in &files {
+        all.extend(std::fs::read(f).unwrap());
+    }
+    let cat = s.write("all.log", &all);
+    let r = json(&cudnnlog(
+        &["scan", "--format", "json", cat.to_str().unwrap()],
+        None,
+    ));
+    assert_eq!(r.primary.as_deref(), Some("cuda.oom"));
+    // The headline names the rank.
+    let out = cudnnlog(&["scan", dir.to_str().unwrap()], None);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("culprit: rank 2: rank 2 failed first"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_rank_only_torchrun_reports_dead_is_the_culprit_not_fallout() {
+    let log = "[rank2]: 2024-06-10 09:01:10,002 INFO step 100 loss 3.420\n\
+[rank0]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, remote process exited or there was a network error, NCCL version 2.20.5\n\
+[rank0]: ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.\n\
+E0610 09:01:13.000000 140231 torch/distributed/elastic/multiprocessing/api.py:833] failed (exitcode: -11) local_rank: 2 (pid: 140302) of binary: /usr/bin/python3\n\
+Root Cause (first observed failure):\n\
+[0]:\n\
+  time      : 2024-06-10_09:01:12\n\
+  host      : node07\n\
+  rank      : 2 (local_rank: 2)\n\
+  exitcode  : -11 (pid: 140302)\n\
+  error_file: <N/A>\n\
+  traceback : Signal 11 (SIGSEGV) received by PID 140302\n";
+    let r = json(&cudnnlog(
+        &["scan", "--format", "json", "-"],
+        Some(log.as_bytes()),
+    ));
+    assert_eq!(r.primary.as_deref(), Some("proc.segfault"));
+    let segv = r
+        .findings
+        .iter()
+        .find(|f| f.class == "proc.segfault")
+        .unwrap();
+    assert_eq!(segv.caused_by, None);
+    let c = segv.culprit.as_ref().unwrap();
+    assert_eq!(c.ranks, [2]);
+    assert_eq!(c.basis, cudnnlog::report::Basis::Launcher);
+    assert!(!c.reason.contains("reported no failure"), "{}", c.reason);
+    let nccl = r.findings.iter().find(|f| f.class == "nccl.error").unwrap();
+    assert_eq!(nccl.fallout_of.as_deref(), Some("proc.segfault"));
+    // The fix is not the straggler's: nothing timed out.
+    assert!(
+        segv.remediations
+            .iter()
+            .all(|m| !m.contains("sequence number")),
+        "{:?}",
+        segv.remediations
+    );
+}
