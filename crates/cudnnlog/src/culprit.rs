@@ -46,6 +46,21 @@ pub enum EvidenceKind {
     Named,
     /// torchrun's first observed failure (`rank`, optional `host`).
     RootCause,
+    /// A launcher or serving stack naming the rank whose process failed,
+    /// without saying how (`Shard 0 failed to start`, `Terminating
+    /// remaining workers after failure of Process 3`): read after a failure
+    /// no rank tag places (`rank`).
+    Launcher,
+}
+
+/// A line an evidence rule must read, and the rank it must find there.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EvidenceExample {
+    /// The line (or lines, for a rule that reads several).
+    pub text: String,
+    /// The rank the rule finds in it.
+    pub rank: u32,
 }
 
 /// A line that tells which rank is behind or at fault.
@@ -65,6 +80,8 @@ pub struct EvidenceRule {
     /// For `named` rules, what naming the ranks means; `{ranks}` is
     /// "rank 3" or "ranks 2, 5".
     pub reason: Option<String>,
+    /// Lines the rule must read, with the rank it finds (a test runs them).
+    pub examples: Vec<EvidenceExample>,
 }
 
 #[derive(Deserialize)]
@@ -84,6 +101,8 @@ pub(crate) struct EvidenceEntry {
     pub lines: usize,
     #[serde(default)]
     pub reason: Option<String>,
+    #[serde(default)]
+    pub examples: Vec<EvidenceExample>,
     #[allow(dead_code)]
     pub what: String,
 }
@@ -411,6 +430,8 @@ pub fn collect(
                         }
                     }
                 }
+                // Read on its own, after a failure no tag places.
+                EvidenceKind::Launcher => {}
                 EvidenceKind::RootCause => {
                     if ev.root_cause.is_none() {
                         if let Some(r) = num("rank") {
@@ -438,6 +459,58 @@ pub fn collect(
         n += 1;
     }
     ev
+}
+
+/// The rank a launcher names as failed in the lines after `at` (at most
+/// `reach` bytes on, and [`AFTER`]): the first `launcher` rule's line
+/// found, with the rank it names and its line number counted from `at`'s
+/// line (1). Only lines holding a rule's anchor are read.
+pub(crate) fn launcher_named(
+    rules: &[EvidenceRule],
+    hay: &[u8],
+    at: usize,
+    reach: usize,
+) -> Option<(u32, EvidenceLine)> {
+    let at = at.min(hay.len());
+    let to = (at + AFTER.min(reach)).min(hay.len());
+    let window = &hay[at..to];
+    let mut best: Option<(usize, u32, EvidenceLine)> = None;
+    for rule in rules.iter().filter(|r| r.kind == EvidenceKind::Launcher) {
+        // The first line holding the anchor that the rule confirms (a few
+        // dozen tries at most: an anchor may be a common word).
+        let hits = memchr::memmem::find_iter(window, rule.anchor.as_bytes()).take(64);
+        for hit in hits {
+            if best.as_ref().is_some_and(|b| b.0 <= hit) {
+                break;
+            }
+            let start = memchr::memrchr(b'\n', &window[..hit]).map_or(0, |p| p + 1);
+            let mut end = start;
+            for _ in 0..=rule.lines {
+                end = memchr::memchr(b'\n', &window[end..]).map_or(window.len(), |p| end + p + 1);
+            }
+            let span = String::from_utf8_lossy(&window[start..end]);
+            let Some(r) = rule
+                .regex
+                .regex()
+                .captures(&span)
+                .and_then(|c| c.name("rank")?.as_str().parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let first = span.lines().next().unwrap_or("");
+            let line = EvidenceLine {
+                line: 1 + bytecount::count(&window[..start], b'\n') as u64,
+                text: clip(first),
+                timestamp: parse_prefix(first.as_bytes())
+                    .timestamp
+                    .and_then(|t| t.iso()),
+                rank: Some(r),
+            };
+            best = Some((hit, r, line));
+            break;
+        }
+    }
+    best.map(|(_, r, l)| (r, l))
 }
 
 /// What [`decide`] needs of the findings.

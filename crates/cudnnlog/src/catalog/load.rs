@@ -373,6 +373,7 @@ impl Catalog {
                             lines: e.lines.min(64),
                             anchor: e.anchor,
                             reason: e.reason,
+                            examples: e.examples,
                         });
                     }
                 }

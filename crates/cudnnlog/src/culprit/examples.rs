@@ -68,3 +68,36 @@ fn untagged_lines_are_the_files_rank() {
         .collect();
     assert_eq!(steps, [(0, 3), (2, 2)]);
 }
+
+/// `launcher_named`, and every evidence rule's own examples.
+#[test]
+fn launcher_lines_name_the_failed_rank() {
+    use crate::culprit::{launcher_named, EvidenceKind};
+    let catalog = crate::Catalog::builtin().unwrap();
+    let rules = catalog.evidence_rules();
+    let log = b"ValueError: `num_heads` must be divisible by `num_shards`\n rank=0\n2023-12-16T09:36:24.632149Z ERROR text_generation_launcher: Shard 0 failed to start\n";
+    let (rank, line) = launcher_named(rules, log, 0, 1 << 20).unwrap();
+    assert_eq!((rank, line.line), (0, 3));
+    assert!(line.text.ends_with("Shard 0 failed to start"));
+    // Out of reach: not read.
+    assert!(launcher_named(rules, log, 0, 20).is_none());
+    for rule in rules {
+        if rule.kind == EvidenceKind::Launcher {
+            assert!(!rule.examples.is_empty(), "{}: no examples", rule.id);
+        }
+        for ex in &rule.examples {
+            assert!(
+                ex.text.contains(&rule.anchor),
+                "{}: anchor not in {:?}",
+                rule.id,
+                ex.text
+            );
+            let got = rule
+                .regex
+                .regex()
+                .captures(&ex.text)
+                .and_then(|c| c.name("rank")?.as_str().parse::<u32>().ok());
+            assert_eq!(got, Some(ex.rank), "{}: {:?}", rule.id, ex.text);
+        }
+    }
+}

@@ -72,14 +72,24 @@ pub(crate) fn first_failure(
         }
     }
     job.insert(rank);
-    let launcher = catalog.patterns()[d.pattern].termination;
     // A message that names the rank or task it is about (a launcher's
     // `task 4: Out Of Memory`, `local_rank: 5`) speaks of a job of ranks,
-    // even when the log shows no other.
-    let named = d.named_rank.is_some()
+    // even when the log shows no other; so does a launcher's line naming
+    // the rank that failed right after it.
+    let in_message = d.first.rank.is_some()
+        || d.named_rank.is_some()
         || ["rank", "task", "local_rank"]
             .iter()
             .any(|f| d.facts.contains_key(*f));
+    let told = d
+        .launcher
+        .as_ref()
+        .filter(|_| !in_message)
+        .map(|(_, line)| line.clone());
+    let named = in_message || told.is_some();
+    // A launcher's report of the death, or its word on which rank failed.
+    let termination = catalog.patterns()[d.pattern].termination;
+    let launcher = termination || told.is_some();
     if job.len() < 2 && !named {
         return None;
     }
@@ -120,13 +130,16 @@ pub(crate) fn first_failure(
         .map(|t| format!(", {:02}:{:02}:{:02}", t.hour, t.minute, t.second))
         .unwrap_or_default();
     let who = list(&culprits);
-    let mut reason = if launcher {
-        format!(
+    let mut reason = match &told {
+        _ if termination => format!(
             "{who} died first ({title}, reported on line {}{clock})",
             d.first.line
-        )
-    } else {
-        format!("{who} failed first ({title}, line {}{clock})", d.first.line)
+        ),
+        Some(t) => format!(
+            "{who} failed first ({title}, line {}{clock}; line {} names {who})",
+            d.first.line, t.line
+        ),
+        None => format!("{who} failed first ({title}, line {}{clock})", d.first.line),
     };
     if !victims.is_empty() {
         let gap = waiting
@@ -141,16 +154,19 @@ pub(crate) fn first_failure(
     let text = crate::scan::truncate(&d.message, MAX_TEXT)
         .trim_end()
         .to_string();
+
     Some(Culprit {
         ranks: culprits.into_iter().collect(),
         hosts: Vec::new(),
         reason,
-        evidence: vec![EvidenceLine {
+        evidence: std::iter::once(EvidenceLine {
             line: d.first.line,
             text,
             timestamp: d.first.timestamp.and_then(|t| t.iso()),
             rank: Some(rank),
-        }],
+        })
+        .chain(told)
+        .collect(),
         basis: if launcher {
             Basis::Launcher
         } else {

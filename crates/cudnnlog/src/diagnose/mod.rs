@@ -108,6 +108,9 @@ pub(crate) struct Draft {
     pub ranks_evidence: Option<crate::culprit::RankEvidence>,
     /// The first rank or task any of its occurrences names.
     pub named_rank: Option<u32>,
+    /// For an error no rank tag places, the rank a launcher names as failed
+    /// after it, and that line.
+    pub launcher: Option<(u32, crate::culprit::EvidenceLine)>,
     /// The first occurrence in each source that has one.
     pub per_source: BTreeMap<usize, (Location, Progress)>,
     /// Where its occurrences are (all, or a sample).
@@ -134,6 +137,7 @@ impl Draft {
             self.carrier = other.carrier;
             self.ranks_evidence = other.ranks_evidence;
             self.named_rank = other.named_rank.or(self.named_rank);
+            self.launcher = other.launcher.or(self.launcher.take());
         }
         if key(&other.last) > key(&self.last) {
             self.last = other.last;

@@ -112,6 +112,7 @@ impl Observation {
             carrier: None,
             ranks_evidence: None,
             named_rank: None,
+            launcher: None,
             per_source: BTreeMap::new(),
             occurrences: Default::default(),
         }))

@@ -79,7 +79,7 @@ pub(crate) fn same_run(roles: &[SourceRole], a: usize, b: usize) -> bool {
 /// The rank whose failure a finding is: the rank tag of its first line,
 /// else the rank or task its message names (a launcher's report of a dead
 /// rank), else one a later report of it names, else the local rank it
-/// names.
+/// names, else the rank a launcher names as failed right after it.
 pub(crate) fn rank_of(d: &Draft) -> Option<u32> {
     let fact = |f: &str| {
         d.text(f)?
@@ -94,6 +94,7 @@ pub(crate) fn rank_of(d: &Draft) -> Option<u32> {
         .or_else(|| fact("task"))
         .or(d.named_rank)
         .or_else(|| fact("local_rank"))
+        .or(d.launcher.as_ref().map(|(r, _)| *r))
 }
 
 /// A point on the job's time axis, to the nanosecond.

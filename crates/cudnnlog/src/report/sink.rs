@@ -40,6 +40,9 @@ struct Acc {
     /// (`task 4: Out Of Memory` after a first `Detected 1 oom-kill event`
     /// that names none).
     named_rank: Option<((usize, u64), u32)>,
+    /// For an error no rank tag places: the rank a launcher names as failed
+    /// in the lines after its first occurrence, and that line.
+    launcher: Option<(u32, crate::culprit::EvidenceLine)>,
     /// The first occurrence in each source, with its event and progress.
     per_source: BTreeMap<usize, (Location, u64, Option<Progress>)>,
     /// An event's text was cut, or signatures were folded into this one.
@@ -100,8 +103,10 @@ impl Acc {
             a.facts = b.facts;
             a.carrier = b.carrier;
             a.ranks_evidence = merged_evidence(sb, b.ranks_evidence, sa, a.ranks_evidence.take());
+            a.launcher = b.launcher.or(a.launcher.take());
         } else {
             a.ranks_evidence = merged_evidence(sa, a.ranks_evidence.take(), sb, b.ranks_evidence);
+            a.launcher = a.launcher.take().or(b.launcher);
         }
         if (b.last.source, b.last.byte) >= (a.last.source, a.last.byte) {
             a.last = b.last;
@@ -427,6 +432,7 @@ impl FindingsSink<'_> {
                 carrier: a.carrier,
                 ranks_evidence: a.ranks_evidence,
                 named_rank: a.named_rank.map(|(_, r)| r),
+                launcher: a.launcher,
                 occurrences: a.occurrences,
                 signature: a.signature,
                 truncated: a.truncated,
@@ -587,6 +593,7 @@ impl Sink for FindingsSink<'_> {
                     carrier: m.carried_by.map(str::to_string),
                     ranks_evidence: None,
                     named_rank: named(),
+                    launcher: None,
                     count: 1,
                     first: location.clone(),
                     first_event: m.event_byte,
@@ -628,6 +635,7 @@ impl Sink for FindingsSink<'_> {
                     a.facts = facts();
                     a.carrier = m.carried_by.map(str::to_string);
                     a.ranks_evidence = None;
+                    a.launcher = None;
                 }
                 if pos >= (a.last.source, a.last.byte) {
                     a.last = location.clone();
@@ -703,6 +711,20 @@ impl Sink for FindingsSink<'_> {
                     a.first.line,
                     reach,
                 ));
+            }
+            // An error no rank tag places: the rank a launcher names after it.
+            let untagged = a.severity == crate::catalog::Severity::Error
+                && a.first.rank.is_none()
+                && !distributed
+                && a.launcher.is_none();
+            if untagged && a.first.source == source && w.contains(a.first_event) {
+                let at = (a.first.byte - w.base) as usize;
+                a.launcher = crate::culprit::launcher_named(rules, w.hay, at, w.lookahead).map(
+                    |(r, mut line)| {
+                        line.line += a.first.line - 1;
+                        (r, line)
+                    },
+                );
             }
             for (loc, event, progress) in [
                 (&mut a.first, a.first_event, &mut a.first_progress),
