@@ -62,7 +62,7 @@ fn the_culprit_rank_is_named_on_the_labelled_multi_rank_logs() {
     let (dev, dev_primary) = rate(&c.by_split["dev"]);
     let (holdout, holdout_primary) = rate(&c.by_split["holdout"]);
     check(&[
-        ("culprit (dev)", dev, 0.95),
+        ("culprit (dev)", dev, 0.99),
         ("primary (dev)", dev_primary, 0.99),
         ("culprit (holdout)", holdout, HOLDOUT_CULPRIT),
         ("primary (holdout)", holdout_primary, HOLDOUT_PRIMARY),
