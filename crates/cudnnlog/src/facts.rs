@@ -56,7 +56,7 @@ impl Fact {
         if text.len() <= MAX_FACT_TEXT {
             return Fact::Text(text.to_string());
         }
-        let cut = crate::scan::truncate(text, MAX_FACT_TEXT - '…'.len_utf8());
+        let cut = crate::text::truncate(text, MAX_FACT_TEXT - '…'.len_utf8());
         Fact::Text(format!("{cut}…"))
     }
 }

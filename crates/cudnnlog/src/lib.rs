@@ -84,19 +84,14 @@ macro_rules! memfind_iter {
 
 mod ansi;
 pub mod catalog;
-mod check;
-mod compat;
-mod confirm;
 mod context;
-mod culprit;
 mod diagnose;
-mod environment;
 mod error;
 mod facts;
-mod fingerprint;
+mod fields;
 pub mod fleet;
 pub mod follow;
-mod fragments;
+mod selftest;
 // The fuzz targets drive the framer on its own (`cargo fuzz` builds with
 // `--cfg fuzzing`); it is no part of the API.
 #[cfg(fuzzing)]
@@ -104,32 +99,18 @@ mod fragments;
 pub mod framer;
 #[cfg(not(fuzzing))]
 mod framer;
-mod job;
 pub mod json;
-mod knowledge;
+mod location;
 pub mod ndjson;
-/// Constants for the built-in catalog's class and cause ids, generated from
-/// `patterns/classes.toml` and `patterns/causes.toml`: code that names an id
-/// uses these, so a typo does not compile.
-///
-/// ```
-/// use cudnnlog::ids::{cause, class};
-/// let catalog = cudnnlog::Catalog::builtin().unwrap();
-/// assert!(catalog.class(class::CUDA_OOM).is_some());
-/// assert!(catalog.cause(cause::FRAGMENTATION).is_some());
-/// ```
-pub mod ids {
-    include!(concat!(env!("OUT_DIR"), "/ids.rs"));
-}
 mod prefix;
 pub mod report;
 mod scan;
 pub mod sink;
 pub mod source;
-mod status;
-mod templates;
-mod walk;
+mod text;
+mod unclassified;
 
+pub use catalog::ids;
 pub use catalog::{Catalog, CatalogBuilder};
 pub use error::Error;
 pub use report::{FindingsSink, Report};

@@ -30,9 +30,9 @@
 //! ```
 
 use crate::catalog::Severity;
-use crate::diagnose::CrossRun;
 use crate::facts::Fact;
 use crate::fleet::{Summary, Verdict};
+use crate::report::CrossRun;
 use crate::report::{Finding, Outcome, Report, Unclassified};
 use crate::sink::Match;
 use crate::source::SourceInfo;

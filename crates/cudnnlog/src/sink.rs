@@ -7,41 +7,13 @@ mod tee;
 pub use tee::Tee;
 
 // What a match and a window say, from the steps that find them.
+pub use crate::catalog::statuses::Resolved;
 pub use crate::context::Progress;
 pub use crate::facts::Fact;
 pub use crate::framer::EventKind;
 pub use crate::prefix::Timestamp;
-pub use crate::status::Resolved;
 
-/// Where a match is in its source.
-///
-/// ```
-/// use cudnnlog::{sink::{FnSink, Match}, Catalog, ScannerBuilder};
-/// let log = b"INFO step 1\n[rank2]: 2026-11-29 19:41:10,166 ERROR RuntimeError: CUDA error: an illegal memory access was encountered\n";
-/// let mut at = Vec::new();
-/// let mut sink = FnSink(|m: &Match<'_>| -> Result<bool, cudnnlog::Error> { at.push(m.location.clone()); Ok(true) });
-/// ScannerBuilder::new().build(Catalog::builtin()?).scan_slice(log, &mut sink)?;
-/// let at = &at[0];
-/// assert_eq!((at.source, at.line, at.byte, at.rank), (0, 2, 12, Some(2)));
-/// assert_eq!(at.timestamp.unwrap().iso().as_deref(), Some("2026-11-29T19:41:10.166"));
-/// # Ok::<(), cudnnlog::Error>(())
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Location {
-    /// Index of the source among those a sink was given, in the order their
-    /// scans ended. A scanner reads one source per call, so in a [`Match`]
-    /// it is 0; [`FindingsSink`](crate::report::FindingsSink) numbers the
-    /// sources scanned into it (the report's `sources`).
-    pub source: usize,
-    /// 1-based line number (lines end at `\n`).
-    pub line: u64,
-    /// Byte offset of the start of that line.
-    pub byte: u64,
-    /// The line's timestamp, when its prefix has one.
-    pub timestamp: Option<Timestamp>,
-    /// The rank that wrote the line, when its prefix names one.
-    pub rank: Option<u32>,
-}
+pub use crate::location::Location;
 
 /// One confirmed match of a pattern on an event.
 ///
@@ -79,7 +51,7 @@ pub struct Match<'a> {
     /// table, the class of the status it read.
     pub class: &'a str,
     /// For a pattern with a status table, the status it read.
-    pub status: Option<crate::status::Resolved<'a>>,
+    pub status: Option<crate::catalog::statuses::Resolved<'a>>,
     /// For a status carried by a symptom's message (`Could not create cudnn
     /// handle: CUDNN_STATUS_INTERNAL_ERROR`), the symptom's class.
     pub carried_by: Option<&'a str>,
@@ -162,7 +134,7 @@ impl<'a> Match<'a> {
             let Some(set) = set else { continue };
             for (i, n) in regex.regex().capture_names().enumerate() {
                 let Some(n) = n else { continue };
-                if n == crate::scan::AT_GROUP || out.iter().any(|(k, _)| *k == n) {
+                if n == crate::catalog::AT_GROUP || out.iter().any(|(k, _)| *k == n) {
                     continue;
                 }
                 if let Some(Some(r)) = set.get(i) {

@@ -3,5 +3,6 @@
 pub mod culprits;
 pub mod docs;
 pub mod eval;
+pub mod layers;
 pub mod package;
 pub mod prefilter;

@@ -8,6 +8,8 @@
 //! * `cargo xtask docs [--check]` — regenerates the README's class table.
 //! * `cargo xtask prefilter [--check]` — chooses the two-tier literal
 //!   pass's fingerprints (`patterns/prefilter.txt`).
+//! * `cargo xtask layers [--check]` — holds the library's imports against
+//!   the floor plan in `crates/xtask/layers.toml`.
 //! * `cargo xtask package` — checks that the packaged library carries its
 //!   catalog.
 
@@ -26,6 +28,11 @@ cargo xtask prefilter [--check]
     Choose the fingerprints of the two-tier literal pass
     (patterns/prefilter.txt) from the catalog's anchors and the lines of
     fixtures/ (--check: fail when it is stale).
+cargo xtask layers [--check]
+    Measure the library's imports against crates/xtask/layers.toml (rooms,
+    floors, arrows, circles) and regenerate the table in
+    docs/architecture.md (--check: fail on a forbidden import, a circle,
+    a glob import or a stale table).
 cargo xtask package
     Package the library, build a program against the packaged copy and
     check that it sees the whole built-in catalog.
@@ -41,6 +48,10 @@ fn main() -> Result<()> {
         "eval" => eval(rest),
         "docs" => xtask::docs::run(&workspace_root(), rest.iter().any(|a| a == "--check")),
         "prefilter" => print(&xtask::prefilter::run(
+            &workspace_root(),
+            rest.iter().any(|a| a == "--check"),
+        )?),
+        "layers" => print(&xtask::layers::run(
             &workspace_root(),
             rest.iter().any(|a| a == "--check"),
         )?),

@@ -6,9 +6,25 @@
 use super::validate::{
     compile, lazy_regex, validate_fingerprint, validate_probe, validate_release, validate_table,
 };
-use super::*;
+use crate::catalog::bad;
+use crate::catalog::file_stem;
+use crate::catalog::toml_error;
+use crate::catalog::Cause;
+use crate::catalog::CausesFile;
+use crate::catalog::Class;
+use crate::catalog::ClassesFile;
+use crate::catalog::FragmentsFile;
+use crate::catalog::PatternFile;
+use crate::catalog::Probe;
+use crate::catalog::ProbesFile;
+use crate::catalog::MAX_FILE_BYTES;
+use crate::Catalog;
+use crate::Error;
 use std::borrow::Cow;
+use std::collections::HashMap;
+use std::collections::HashSet;
 use std::io::Read;
+use std::path::Path;
 use std::path::PathBuf;
 
 // Limits on what user catalogs (the directories of one
@@ -308,16 +324,16 @@ impl Catalog {
         let mut warning_order: Option<(String, Vec<String>)> = None;
         let mut class_files: std::collections::HashMap<String, String> = Default::default();
         let mut causes: Vec<Cause> = Vec::new();
-        let mut fragments = crate::fragments::Fragments::default();
-        let mut statuses: Vec<(String, crate::status::Enum)> = Vec::new();
-        let mut evidence: Vec<crate::culprit::EvidenceRule> = Vec::new();
-        let mut knowledge: Vec<(String, crate::knowledge::RuleEntry, bool)> = Vec::new();
-        let mut frameworks: Vec<crate::knowledge::Framework> = Vec::new();
-        let mut signals = crate::knowledge::Signals::default();
+        let mut fragments = crate::catalog::fragments::Fragments::default();
+        let mut statuses: Vec<(String, crate::catalog::statuses::Enum)> = Vec::new();
+        let mut evidence: Vec<crate::catalog::culprit::EvidenceRule> = Vec::new();
+        let mut knowledge: Vec<(String, crate::catalog::knowledge::RuleEntry, bool)> = Vec::new();
+        let mut frameworks: Vec<crate::catalog::knowledge::Framework> = Vec::new();
+        let mut signals = crate::catalog::knowledge::Signals::default();
         let mut raw: Vec<(String, PatternFile, bool)> = Vec::new();
         let mut probes: Vec<Probe> = Vec::new();
-        let mut releases: Vec<crate::fingerprint::Release> = Vec::new();
-        let mut compat = crate::compat::Compat::default();
+        let mut releases: Vec<crate::catalog::fingerprints::Release> = Vec::new();
+        let mut compat = crate::catalog::compat::Compat::default();
         // What the user files add, against the limits; the fragments'
         // lengths, for a pattern's regex's length once expanded.
         let mut budget = Budget::default();
@@ -341,7 +357,7 @@ impl Catalog {
                     }
                 }
                 "fingerprints" => {
-                    let f: crate::fingerprint::FingerprintsFile = de(name, text, lazy)?;
+                    let f: crate::catalog::fingerprints::FingerprintsFile = de(name, text, lazy)?;
                     let anchors = f.fingerprint.iter().map(|p| p.anchors.len()).sum();
                     charge(f.fingerprint.len(), anchors, f.fingerprint.len())?;
                     for fp in f.fingerprint {
@@ -358,7 +374,7 @@ impl Catalog {
                     }
                 }
                 "culprit" => {
-                    let f: crate::culprit::EvidenceFile = de(name, text, lazy)?;
+                    let f: crate::catalog::culprit::EvidenceFile = de(name, text, lazy)?;
                     charge(f.evidence.len(), f.evidence.len(), f.evidence.len())?;
                     for e in f.evidence {
                         let regex = lazy_regex(name, "evidence.regex", &e.regex, lazy)?;
@@ -366,7 +382,7 @@ impl Catalog {
                             return Err(bad(name, "evidence.anchor", "an anchor is needed"));
                         }
                         evidence.retain(|old| old.id != e.id);
-                        evidence.push(crate::culprit::EvidenceRule {
+                        evidence.push(crate::catalog::culprit::EvidenceRule {
                             id: e.id,
                             kind: e.kind,
                             regex,
@@ -378,7 +394,7 @@ impl Catalog {
                     }
                 }
                 "diagnosis" => {
-                    let f: crate::knowledge::KnowledgeFile = de(name, text, lazy)?;
+                    let f: crate::catalog::knowledge::KnowledgeFile = de(name, text, lazy)?;
                     charge(f.rule.len(), 0, f.rule.len())?;
                     knowledge.extend(f.rule.into_iter().map(|r| (name.clone(), r, lazy)));
                     for fw in f.framework {
@@ -408,7 +424,7 @@ impl Catalog {
                     }
                 }
                 "statuses" => {
-                    let f: crate::status::StatusesFile = de(name, text, lazy)?;
+                    let f: crate::catalog::statuses::StatusesFile = de(name, text, lazy)?;
                     for e in f.enums {
                         statuses.retain(|(_, old)| old.name != e.name);
                         statuses.push((name.clone(), e));
@@ -426,7 +442,7 @@ impl Catalog {
                     }
                 }
                 "compat" => {
-                    let c: crate::compat::Compat = de(name, text, lazy)?;
+                    let c: crate::catalog::compat::Compat = de(name, text, lazy)?;
                     compat.extend(c);
                 }
                 "classes" => {
@@ -497,7 +513,7 @@ impl Catalog {
             .iter()
             .filter_map(|c| c.id.split('.').next())
             .collect();
-        let mut rules: Vec<crate::knowledge::KnowledgeRule> = Vec::new();
+        let mut rules: Vec<crate::catalog::knowledge::KnowledgeRule> = Vec::new();
         for (file, r, lazy) in knowledge {
             let r = r
                 .validate(
@@ -524,10 +540,11 @@ impl Catalog {
             }
         }
         for (file, e) in &statuses {
-            crate::status::validate(e, &|c| class_ids.contains(c))
+            crate::catalog::statuses::validate(e, &|c| class_ids.contains(c))
                 .map_err(|m| bad(file, "enum", m))?;
         }
-        let statuses: Vec<crate::status::Enum> = statuses.into_iter().map(|(_, e)| e).collect();
+        let statuses: Vec<crate::catalog::statuses::Enum> =
+            statuses.into_iter().map(|(_, e)| e).collect();
         let mut patterns = Vec::with_capacity(raw.len());
         for (file, p, lazy) in raw {
             if !lazy {
@@ -554,11 +571,11 @@ impl Catalog {
                 releases.sort_by(|a, b| {
                     (
                         a.framework.as_str(),
-                        crate::fingerprint::parse_date(&a.date),
+                        crate::catalog::fingerprints::parse_date(&a.date),
                     )
                         .cmp(&(
                             b.framework.as_str(),
-                            crate::fingerprint::parse_date(&b.date),
+                            crate::catalog::fingerprints::parse_date(&b.date),
                         ))
                 });
                 releases

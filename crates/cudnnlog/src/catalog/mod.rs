@@ -15,9 +15,8 @@
 //! ```
 
 use crate::error::Error;
-use regex::Regex;
 use serde::Deserialize;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 mod builtin {
@@ -436,7 +435,7 @@ pub struct Pattern {
 }
 
 /// An environment probe: anchors and a regex whose named groups are
-/// environment fields ([`crate::environment::FIELDS`]).
+/// environment fields ([`crate::fields::FIELDS`]).
 ///
 /// ```
 /// use cudnnlog::{report::FindingsSink, Catalog, ScannerBuilder};
@@ -467,7 +466,7 @@ pub struct Probe {
     /// For a build fingerprint (`patterns/fingerprints.toml`), how its
     /// match maps to framework releases: the probe then sets
     /// `framework_build` from it.
-    pub build: Option<crate::fingerprint::Build>,
+    pub build: Option<crate::catalog::fingerprints::Build>,
 }
 
 /// A log snippet and the environment fields a probe must read from it.
@@ -527,17 +526,17 @@ struct CausesFile {
 #[derive(Clone, Debug)]
 pub struct Catalog {
     classes: Vec<Class>,
-    statuses: Vec<crate::status::Enum>,
-    evidence: Vec<crate::culprit::EvidenceRule>,
-    knowledge: Vec<crate::knowledge::KnowledgeRule>,
-    frameworks: Vec<crate::knowledge::Framework>,
-    signals: crate::knowledge::Signals,
+    statuses: Vec<crate::catalog::statuses::Enum>,
+    evidence: Vec<crate::catalog::culprit::EvidenceRule>,
+    knowledge: Vec<crate::catalog::knowledge::KnowledgeRule>,
+    frameworks: Vec<crate::catalog::knowledge::Framework>,
+    signals: crate::catalog::knowledge::Signals,
     warning_order: Vec<String>,
     causes: Vec<Cause>,
     patterns: Vec<Pattern>,
     probes: Vec<Probe>,
-    releases: Vec<crate::fingerprint::Release>,
-    compat: crate::compat::Compat,
+    releases: Vec<crate::catalog::fingerprints::Release>,
+    compat: crate::catalog::compat::Compat,
 }
 
 /// Assembles a [`Catalog`] from the built-in files and user directories.
@@ -689,20 +688,31 @@ fn toml_error(file: &str, text: &str, err: toml::de::Error) -> Error {
     bad(file, &toml_field(text, &err), message)
 }
 
+pub(crate) mod compat;
+pub(crate) mod culprit;
+pub(crate) mod fingerprints;
+pub(crate) mod fragments;
+pub mod ids;
+pub(crate) mod knowledge;
 mod lazy;
 mod load;
 mod query;
+pub(crate) mod remediation;
+pub(crate) mod statuses;
 mod validate;
 
 pub use lazy::LazyRegex;
 
+/// The regex group that, when present, marks where a finding is (not a fact).
+pub(crate) const AT_GROUP: &str = "at";
+
 // What a catalog holds beyond its patterns, and its self-check.
-pub use crate::check::{check_catalog, check_patterns, CheckFailure};
-pub use crate::compat::{Arch, Compat, DriverReq, TfBuild, TorchBuild};
-pub use crate::culprit::{EvidenceKind, EvidenceRule};
-pub use crate::fingerprint::{Build, Release};
-pub use crate::knowledge::{Framework, KnowledgeRule, Read, Signal, Signals};
-pub use crate::status::{Enum, Member};
+pub use crate::catalog::compat::{Arch, Compat, DriverReq, TfBuild, TorchBuild};
+pub use crate::catalog::culprit::{EvidenceKind, EvidenceRule};
+pub use crate::catalog::fingerprints::{Build, Release};
+pub use crate::catalog::knowledge::{Framework, KnowledgeRule, Read, Signal, Signals};
+pub use crate::catalog::statuses::{Enum, Member};
+pub use crate::selftest::{check_catalog, check_patterns, CheckFailure};
 pub(crate) use validate::anchor_table;
 #[cfg(test)]
 mod tests;

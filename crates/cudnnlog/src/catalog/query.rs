@@ -1,7 +1,13 @@
 //! What a built catalog answers: its patterns, classes, causes, probes,
 //! status tables and knowledge, looked up by id.
 
-use super::*;
+use crate::catalog::Cause;
+use crate::catalog::Class;
+use crate::catalog::Pattern;
+use crate::catalog::Probe;
+use crate::Catalog;
+use crate::CatalogBuilder;
+use crate::Error;
 
 impl Catalog {
     /// The catalog built into the library.
@@ -46,7 +52,7 @@ impl Catalog {
     /// assert!(table.members.iter().any(|m| m.name == "cudaErrorMemoryAllocation" && m.code == 2));
     /// assert!(catalog.status_table("cudaError").is_none());
     /// ```
-    pub fn status_table(&self, name: &str) -> Option<&crate::status::Enum> {
+    pub fn status_table(&self, name: &str) -> Option<&crate::catalog::statuses::Enum> {
         self.statuses.iter().find(|e| e.name == name)
     }
 
@@ -58,7 +64,7 @@ impl Catalog {
     /// let causes = catalog.knowledge().iter().flat_map(|r| &r.factors);
     /// assert!(causes.clone().all(|(id, _)| catalog.cause(id).is_some()));
     /// ```
-    pub fn knowledge(&self) -> &[crate::knowledge::KnowledgeRule] {
+    pub fn knowledge(&self) -> &[crate::catalog::knowledge::KnowledgeRule] {
         &self.knowledge
     }
 
@@ -68,7 +74,7 @@ impl Catalog {
     /// let catalog = cudnnlog::Catalog::builtin().unwrap();
     /// assert!(catalog.frameworks().iter().any(|f| f.id == "jax"));
     /// ```
-    pub fn frameworks(&self) -> &[crate::knowledge::Framework] {
+    pub fn frameworks(&self) -> &[crate::catalog::knowledge::Framework] {
         &self.frameworks
     }
 
@@ -81,7 +87,7 @@ impl Catalog {
     /// assert_eq!(signals.name("Segmentation fault (core dumped)").unwrap().name, "SIGSEGV");
     /// assert_eq!(signals.name("-6").unwrap().number, 6);
     /// ```
-    pub fn signals(&self) -> &crate::knowledge::Signals {
+    pub fn signals(&self) -> &crate::catalog::knowledge::Signals {
         &self.signals
     }
 
@@ -94,7 +100,7 @@ impl Catalog {
     /// assert!(rules.iter().any(|r| r.id == "torchrun-first-observed-failure"));
     /// assert!(rules.iter().all(|r| !r.anchor.is_empty()));
     /// ```
-    pub fn evidence_rules(&self) -> &[crate::culprit::EvidenceRule] {
+    pub fn evidence_rules(&self) -> &[crate::catalog::culprit::EvidenceRule] {
         &self.evidence
     }
 
@@ -105,7 +111,7 @@ impl Catalog {
     /// let names: Vec<&str> = catalog.status_tables().iter().map(|t| t.name.as_str()).collect();
     /// assert!(names.contains(&"cudnnStatus_t") && names.contains(&"ncclResult_t"));
     /// ```
-    pub fn status_tables(&self) -> &[crate::status::Enum] {
+    pub fn status_tables(&self) -> &[crate::catalog::statuses::Enum] {
         &self.statuses
     }
 
@@ -177,7 +183,7 @@ impl Catalog {
     /// let catalog = cudnnlog::Catalog::builtin().unwrap();
     /// assert!(catalog.releases().iter().any(|r| r.framework == "pytorch" && r.version == "2.0.0"));
     /// ```
-    pub fn releases(&self) -> &[crate::fingerprint::Release] {
+    pub fn releases(&self) -> &[crate::catalog::fingerprints::Release] {
         &self.releases
     }
 
@@ -189,7 +195,7 @@ impl Catalog {
     /// assert_eq!(compat.arch_of_gpu("NVIDIA H100 80GB HBM3").unwrap().arch, "hopper");
     /// assert_eq!(compat.driver_for("12.4").unwrap().min_driver, "550.54.14");
     /// ```
-    pub fn compat(&self) -> &crate::compat::Compat {
+    pub fn compat(&self) -> &crate::catalog::compat::Compat {
         &self.compat
     }
 

@@ -1,7 +1,21 @@
 //! Validation of each catalog file's entries: patterns, probes, anchors,
 //! regexes and status tables, with errors naming the file and the field.
 
-use super::*;
+use crate::catalog::bad;
+use crate::catalog::file_stem;
+use crate::catalog::LazyRegex;
+use crate::catalog::Pattern;
+use crate::catalog::PatternFile;
+use crate::catalog::Probe;
+use crate::catalog::ProbeExample;
+use crate::catalog::ProbeFile;
+use crate::catalog::MAX_FALLBACK;
+use crate::catalog::MIN_ANCHOR_LEN;
+use crate::catalog::REGEX_SIZE_LIMIT;
+use crate::Error;
+use regex::Regex;
+use std::collections::HashMap;
+use std::collections::HashSet;
 
 pub(super) fn validate_anchors(file: &str, field: &str, anchors: &[String]) -> Result<(), Error> {
     if anchors.is_empty() {
@@ -49,7 +63,7 @@ pub(super) fn validate_probe(file: &str, p: ProbeFile, lazy: bool) -> Result<Pro
     let field = |f: &str| format!("probe.{f}");
     validate_anchors(file, &field("anchors"), &p.anchors)?;
     let regex = lazy_regex(file, &field("regex"), &p.regex, lazy)?;
-    let known = |n: &str| crate::environment::FIELDS.contains(&n);
+    let known = |n: &str| crate::fields::FIELDS.contains(&n);
     // Asking a lazy regex its names parses it: the built-in catalog's
     // probes are checked by the test suite instead.
     if let Some(n) = (!lazy).then(|| regex.names().find(|n| !known(n))).flatten() {
@@ -88,10 +102,11 @@ pub(super) fn validate_probe(file: &str, p: ProbeFile, lazy: bool) -> Result<Pro
 /// `framework_build`.
 pub(super) fn validate_fingerprint(
     file: &str,
-    f: crate::fingerprint::FingerprintEntry,
+    f: crate::catalog::fingerprints::FingerprintEntry,
     lazy: bool,
 ) -> Result<Probe, Error> {
-    use crate::fingerprint::{is_version, Build, FRAMEWORKS};
+    use crate::catalog::fingerprints::{Build, FRAMEWORKS};
+    use crate::fields::is_version;
     let field = |x: &str| format!("fingerprint.{x}");
     let id = &f.id;
     validate_anchors(file, &field("anchors"), &f.anchors)?;
@@ -193,8 +208,12 @@ pub(super) fn validate_fingerprint(
 }
 
 /// A release row: a known framework, a three-part version, a real date.
-pub(super) fn validate_release(file: &str, r: &crate::fingerprint::Release) -> Result<(), Error> {
-    use crate::fingerprint::{is_version, parse_date, FRAMEWORKS};
+pub(super) fn validate_release(
+    file: &str,
+    r: &crate::catalog::fingerprints::Release,
+) -> Result<(), Error> {
+    use crate::catalog::fingerprints::{parse_date, FRAMEWORKS};
+    use crate::fields::is_version;
     if !FRAMEWORKS.contains(&r.framework.as_str())
         || !is_version(&r.version)
         || parse_date(&r.date).is_none()
@@ -216,7 +235,7 @@ pub(super) fn validate(
     p: PatternFile,
     classes: &HashSet<&str>,
     causes: &HashSet<&str>,
-    fragments: &crate::fragments::Fragments,
+    fragments: &crate::catalog::fragments::Fragments,
     lazy: bool,
 ) -> Result<Pattern, Error> {
     let kebab = |s: &str| {
@@ -329,9 +348,9 @@ fn check_names(
     regex: &LazyRegex,
     facts: &[LazyRegex],
 ) -> Result<(), Error> {
-    let captures = crate::diagnose::advice::captures_of(regex, facts);
+    let captures = super::remediation::captures_of(regex, facts);
     for r in &p.remediations {
-        crate::diagnose::advice::check(r, &captures).map_err(|m| bad(file, "remediations", m))?;
+        super::remediation::check(r, &captures).map_err(|m| bad(file, "remediations", m))?;
     }
     let mut names: HashSet<&str> = regex
         .names()
@@ -365,7 +384,7 @@ fn check_names(
 pub(super) fn validate_table(
     file: &str,
     p: &Pattern,
-    statuses: &[crate::status::Enum],
+    statuses: &[crate::catalog::statuses::Enum],
     lazy: bool,
 ) -> Result<(), Error> {
     let Some(table) = &p.table else {

@@ -13,6 +13,7 @@
 
 use super::RankedCause;
 use super::{Ctx, Draft};
+use crate::catalog::remediation::{captures_of, placeholders};
 use std::collections::BTreeSet;
 
 /// How many causes contribute their remediations, and how likely they must be.
@@ -130,59 +131,6 @@ fn commands(r: &str) -> Vec<String> {
         .collect()
 }
 
-/// The placeholders a remediation uses: `{name}`, outside `{{ … }}`.
-pub(crate) fn placeholders(r: &str) -> Vec<(String, bool)> {
-    let b = r.as_bytes();
-    let mut out = Vec::new();
-    let mut in_code = false;
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'`' => in_code = !in_code,
-            b'{' if b.get(i + 1) != Some(&b'{') && (i == 0 || b[i - 1] != b'{') => {
-                let name: String = r[i + 1..]
-                    .chars()
-                    .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
-                    .collect();
-                let end = i + 1 + name.len();
-                let closed = b.get(end) == Some(&b'}') && b.get(end + 1) != Some(&b'}');
-                if closed && name.starts_with(|c: char| c.is_ascii_lowercase()) {
-                    out.push((name, in_code));
-                    i = end;
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    out
-}
-
-/// Checks a pattern's remediation: a placeholder outside code must name one
-/// of the pattern's captures (`captures`); inside code, other names are
-/// left as they are (an f-string's `{local_rank}`).
-pub(crate) fn check(r: &str, captures: &BTreeSet<String>) -> Result<(), String> {
-    for (name, in_code) in placeholders(r) {
-        if !in_code && !captures.contains(&name) {
-            return Err(format!(
-                "remediation names {{{name}}}, which is not a capture of the pattern"
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// The names of a pattern's captures: its regex's and its facts regexes'.
-pub(crate) fn captures_of(
-    regex: &crate::catalog::LazyRegex,
-    facts: &[crate::catalog::LazyRegex],
-) -> BTreeSet<String> {
-    std::iter::once(regex)
-        .chain(facts)
-        .flat_map(|r| r.names().map(str::to_string))
-        .collect()
-}
-
 /// The remediation with its captures filled in; sentences naming a capture
 /// the finding lacks are dropped (the whole remediation when none is left).
 fn fill(r: &str, d: &Draft, captures: &BTreeSet<String>) -> Option<String> {
@@ -214,7 +162,7 @@ fn fill(r: &str, d: &Draft, captures: &BTreeSet<String>) -> Option<String> {
 }
 
 fn clip(s: &str) -> String {
-    let cut = crate::scan::truncate(s, MAX_FILLED);
+    let cut = crate::text::truncate(s, MAX_FILLED);
     if cut.len() < s.len() {
         format!("{cut}…")
     } else {
@@ -248,26 +196,6 @@ fn sentences(r: &str) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn placeholders_outside_double_braces() {
-        let p = placeholders("Read ({detail}); `f\"cuda:{local_rank}\"`; `{{.State.OOMKilled}}`");
-        assert_eq!(
-            p,
-            [
-                ("detail".to_string(), false),
-                ("local_rank".to_string(), true)
-            ]
-        );
-    }
-
-    #[test]
-    fn a_placeholder_must_name_a_capture() {
-        let caps: BTreeSet<String> = ["detail".to_string()].into();
-        assert!(check("Read it ({detail}).", &caps).is_ok());
-        assert!(check("Read it ({detial}).", &caps).is_err());
-        assert!(check("Use `f\"cuda:{local_rank}\"`.", &caps).is_ok());
-    }
 
     #[test]
     fn commands_are_normalised() {

@@ -13,7 +13,7 @@
 use super::timeline::{rank_of, SourceRole, Timeline};
 use super::Draft;
 use crate::catalog::Catalog;
-use crate::culprit::{Basis, Culprit, EvidenceLine};
+use crate::report::{Basis, Culprit, EvidenceLine};
 use std::collections::BTreeSet;
 
 /// The longest evidence text kept.
@@ -151,7 +151,7 @@ pub(crate) fn first_failure(
             .unwrap_or_default();
         reason.push_str(&format!("; {} failed{gap} waiting for it", list(&victims)));
     }
-    let text = crate::scan::truncate(&d.message, MAX_TEXT)
+    let text = crate::text::truncate(&d.message, MAX_TEXT)
         .trim_end()
         .to_string();
 

@@ -3,8 +3,8 @@
 //! them. Internal, so unit tests rather than doc examples.
 
 use crate::diagnose::{diagnose, Findings, Observation};
+use crate::location::Location;
 use crate::report::{Fact, Outcome};
-use crate::sink::Location;
 use crate::Catalog;
 
 fn oom(catalog: &Catalog) -> Observation {

@@ -30,8 +30,8 @@
 
 use super::timeline::{rank_of, same_run, SourceRole, Timeline};
 use super::{Ctx, Draft, Weights};
+use crate::catalog::ids::{cause, class};
 use crate::catalog::{Catalog, Severity};
-use crate::ids::{cause, class};
 
 /// Whether `class` breaks the CUDA context for every later call
 /// (`sticky` in `classes.toml`).

@@ -4,8 +4,8 @@
 //! (`docs/diagnosis.md`, "memory numbers").
 
 use super::{Draft, Weights};
+use crate::catalog::ids::cause;
 use crate::facts::human_bytes as h;
-use crate::ids::cause;
 
 /// The numbers of an out-of-memory message: the request against the cap,
 /// the free memory, the allocator's reserved-but-unallocated memory and

@@ -17,8 +17,12 @@
 
 pub(crate) mod advice;
 mod blame;
+pub(crate) mod culprit;
+pub(crate) mod environment;
 mod fallout;
+mod findings;
 mod memory;
+pub(crate) mod occurrences;
 
 pub(crate) use fallout::escalate;
 mod remedy;
@@ -26,6 +30,8 @@ pub(crate) mod rules;
 mod runs;
 mod stage;
 mod timeline;
+
+pub use findings::{FindingsSink, MAX_SIGNATURES, OTHER_SIGNATURES};
 
 pub(crate) use timeline::SourceRole;
 
@@ -36,52 +42,14 @@ pub(crate) use stage::{diagnose_owned, place};
 
 use crate::catalog::{Catalog, Pattern, Severity};
 use crate::context::Progress;
-use crate::environment::Environment;
+use crate::diagnose::environment::Environment;
 use crate::facts::Fact;
-use crate::sink::Location;
-use serde::{Deserialize, Serialize};
+use crate::location::Location;
+use crate::report::{CrossRun, RankedCause};
 use std::collections::BTreeMap;
 
 /// The weight of a cause that evidence brings in without a catalog prior.
 const UNLISTED_PRIOR: f64 = 0.05;
-
-/// How one failure class shows across several runs.
-///
-/// ```
-/// let c = cudnnlog::report::CrossRun {
-///     class: "cuda.oom".into(), kind: "same_step".into(), runs: vec![0, 1], detail: "step 300".into(),
-/// };
-/// assert_eq!(c.runs.len(), 2);
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CrossRun {
-    /// The class id.
-    pub class: String,
-    /// `same_step`, `different_steps` or `after_environment_change`.
-    pub kind: String,
-    /// The sources (indexes into `sources`) where it fails.
-    pub runs: Vec<usize>,
-    /// What was compared, in words.
-    pub detail: String,
-}
-
-/// A ranked root cause of a finding.
-///
-/// ```
-/// let c = cudnnlog::report::RankedCause { id: "fragmentation".into(), confidence: 0.6, evidence: vec![] };
-/// assert_eq!(serde_json::to_value(&c).unwrap()["id"], "fragmentation");
-/// ```
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RankedCause {
-    /// A root-cause id (`memory_pressure`, …).
-    pub id: String,
-    /// Between 0 and 1; a finding's confidences sum to 1.
-    pub confidence: f64,
-    /// What in the log supports this cause.
-    pub evidence: Vec<String>,
-}
 
 /// A finding before diagnosis: what the matches of one class and signature
 /// add up to.
@@ -105,16 +73,16 @@ pub(crate) struct Draft {
     /// The class of the symptom whose message carries this status.
     pub carrier: Option<String>,
     /// For a distributed failure, what the log says of each rank.
-    pub ranks_evidence: Option<crate::culprit::RankEvidence>,
+    pub ranks_evidence: Option<crate::diagnose::culprit::RankEvidence>,
     /// The first rank or task any of its occurrences names.
     pub named_rank: Option<u32>,
     /// For an error no rank tag places, the rank a launcher names as failed
     /// after it, and that line.
-    pub launcher: Option<(u32, crate::culprit::EvidenceLine)>,
+    pub launcher: Option<(u32, crate::report::EvidenceLine)>,
     /// The first occurrence in each source that has one.
     pub per_source: BTreeMap<usize, (Location, Progress)>,
     /// Where its occurrences are (all, or a sample).
-    pub occurrences: crate::report::occurrences::Sample,
+    pub occurrences: occurrences::Sample,
 }
 
 impl Draft {
@@ -186,7 +154,7 @@ pub(crate) struct Ctx<'a> {
     /// The finding's index in `drafts`.
     pub index: usize,
     /// For a distributed finding, the rank(s) at fault.
-    pub culprit: Option<&'a crate::culprit::Culprit>,
+    pub culprit: Option<&'a crate::report::Culprit>,
 }
 
 impl Ctx<'_> {
@@ -241,7 +209,7 @@ pub(crate) struct Analysis {
     /// For each status finding, the index of the symptom carrying it.
     pub carried_by: Vec<Option<usize>>,
     /// For each distributed finding, the rank(s) at fault.
-    pub culprits: Vec<Option<crate::culprit::Culprit>>,
+    pub culprits: Vec<Option<crate::report::Culprit>>,
     pub primary: Option<usize>,
     pub cross_run: Vec<CrossRun>,
 }
@@ -260,7 +228,7 @@ pub(crate) fn analyse(
     let (cross_run, run_evidence) = runs::compare(drafts, env, sources, roles);
     let carried_by = fallout::carried(drafts);
     let primary = fallout::primary(catalog, drafts, &caused_by, &carried_by, &time);
-    let mut culprits: Vec<Option<crate::culprit::Culprit>> = (0..drafts.len())
+    let mut culprits: Vec<Option<crate::report::Culprit>> = (0..drafts.len())
         .map(|i| culprit_of(drafts, i, &caused_by, roles))
         .collect();
     if let Some(p) = primary.filter(|&p| culprits[p].is_none()) {
@@ -319,7 +287,7 @@ fn culprit_of(
     i: usize,
     caused_by: &[Option<usize>],
     roles: &[SourceRole],
-) -> Option<crate::culprit::Culprit> {
+) -> Option<crate::report::Culprit> {
     let d = &drafts[i];
     let ev = d.ranks_evidence.as_ref()?;
     let cause = caused_by[i].and_then(|j| {
@@ -347,9 +315,9 @@ fn culprit_of(
     let seq_num = d
         .int("seq_num")
         .or_else(|| d.text("seq_num").and_then(|s| s.parse().ok()));
-    crate::culprit::decide(
+    crate::diagnose::culprit::decide(
         ev,
-        &crate::culprit::Context {
+        &crate::diagnose::culprit::Context {
             reporters: &d.ranks,
             seq_num,
             cause,

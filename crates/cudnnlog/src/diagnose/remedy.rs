@@ -2,9 +2,9 @@
 //! confirms it worked. They come before the catalog's general advice.
 
 use super::Ctx;
-use crate::compat::cmp_versions;
+use crate::catalog::ids::{cause, class};
 use crate::facts::human_bytes as h;
-use crate::ids::{cause, class};
+use crate::fields::cmp_versions;
 use std::cmp::Ordering;
 
 /// Tailored remediations for one likely cause of the finding in `ctx`.

@@ -8,10 +8,10 @@
 //! factors, in `docs/diagnosis.md`.
 
 use super::{Ctx, Draft, Weights};
-use crate::compat::cmp_versions;
-use crate::environment::Environment;
-use crate::ids::{cause, class};
-use crate::knowledge::{evidence, Read};
+use crate::catalog::ids::{cause, class};
+use crate::catalog::knowledge::{evidence, Read};
+use crate::diagnose::environment::Environment;
+use crate::fields::cmp_versions;
 use std::cmp::Ordering;
 
 /// The factor for evidence that settles the question: a version below a
@@ -166,7 +166,7 @@ fn framework_bundle(ctx: &Ctx<'_>, ws: &mut Weights) {
 fn mismatch_message(d: &Draft, ws: &mut Weights) {
     let version = |name| {
         d.text(name)
-            .map(|v| crate::environment::normalize("cudnn", v).unwrap_or_else(|| v.to_string()))
+            .map(|v| crate::fields::normalize("cudnn", v).unwrap_or_else(|| v.to_string()))
     };
     if let (Some(loaded), Some(compiled)) = (version("loaded_version"), version("compiled_version"))
     {

@@ -6,8 +6,8 @@
 use super::timeline::{run_of, SourceRole};
 use super::CrossRun;
 use super::Draft;
-use crate::environment::Environment;
-use crate::ids::cause;
+use crate::catalog::ids::cause;
+use crate::diagnose::environment::Environment;
 
 /// Fields whose change between runs can explain a failure.
 const VERSION_FIELDS: &[&str] = &["framework_version", "cuda", "cudnn", "driver", "nccl"];

@@ -9,10 +9,10 @@
 use super::{analyse, Draft};
 use crate::catalog::Catalog;
 use crate::context::Progress;
-use crate::environment::Environment;
+use crate::diagnose::environment::Environment;
 use crate::facts::Fact;
+use crate::location::Location;
 use crate::report::{CrossRun, Finding, Outcome, Place};
-use crate::sink::Location;
 #[cfg(test)]
 use std::collections::BTreeMap;
 
@@ -295,7 +295,7 @@ pub(crate) fn place(l: &Location, p: Option<Progress>) -> Place {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::{cause, class};
+    use crate::catalog::ids::{cause, class};
 
     fn catalog() -> Catalog {
         Catalog::builtin().unwrap()

@@ -39,7 +39,7 @@ impl SourceRole {
             .map(|s| {
                 let run = match s.rank {
                     Some(_) => {
-                        let attempt = crate::job::attempt_of(std::path::Path::new(&s.path));
+                        let attempt = crate::source::job::attempt_of(std::path::Path::new(&s.path));
                         *runs.entry(attempt).or_insert_with(|| {
                             next += 1;
                             next - 1

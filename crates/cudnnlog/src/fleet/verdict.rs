@@ -1,8 +1,8 @@
 //! A verdict: one job's report in a line.
 
-use crate::culprit::Culprit;
+use crate::report::Culprit;
 use crate::report::{Finding, Outcome, Report};
-use crate::templates::WILDCARD;
+use crate::unclassified::WILDCARD;
 use serde::{Deserialize, Serialize};
 
 /// What a fleet needs to know of one job: how it ended, the primary
@@ -250,7 +250,7 @@ pub fn fingerprint_of(class: &str, message: &str) -> String {
     };
     eat(class.as_bytes());
     let mut masked = false;
-    for token in crate::templates::tokens(message)
+    for token in crate::unclassified::tokens(message)
         .iter()
         .take(FINGERPRINT_TOKENS)
     {

@@ -7,11 +7,10 @@
 //! has an empty [`Prefix`] and its body starts at byte 0.
 
 use nom::{
-    branch::alt,
-    bytes::complete::{tag, take_while, take_while1, take_while_m_n},
-    character::complete::{char, one_of},
-    combinator::{map, opt, recognize},
-    sequence::{delimited, pair, preceded, terminated, tuple},
+    bytes::complete::{take_while, take_while1, take_while_m_n},
+    character::complete::one_of,
+    combinator::map,
+    sequence::preceded,
     IResult,
 };
 
@@ -233,8 +232,8 @@ pub(crate) mod cache;
 mod tags;
 pub(crate) mod time;
 
-use tags::*;
-use time::*;
+use tags::{container, origin};
+use time::{glog, level_word, tf_header, timestamp_field};
 pub use time::{Timestamp, Zone};
 
 #[cfg(test)]

@@ -1,7 +1,18 @@
 //! Who wrote a line: rank tags, NCCL's `host:pid:tid [rank]`, Ray's
 //! `(pid=N)`, srun labels, pdsh hosts, container names.
 
-use super::*;
+use crate::prefix::digits;
+use crate::prefix::parse_u64;
+use crate::prefix::spaces;
+use crate::prefix::Origin;
+use crate::prefix::Res;
+use nom::{
+    branch::alt,
+    bytes::complete::{tag, take_while1, take_while_m_n},
+    character::complete::char,
+    combinator::{map, opt, recognize},
+    sequence::{delimited, pair, preceded, terminated, tuple},
+};
 
 /// `[rank3]:`, `[default3]:`, `[1,3]<stderr>:`, `host:pid:tid [3] NCCL`.
 pub(super) fn origin(i: &[u8]) -> Res<'_, Origin> {

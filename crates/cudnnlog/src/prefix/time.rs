@@ -7,7 +7,20 @@
 //! file was last written. [`Timestamp::iso`] gives the ISO 8601 text that
 //! reports carry, only for a valid calendar date with a year.
 
-use super::*;
+use crate::prefix::digits;
+use crate::prefix::frac;
+use crate::prefix::num_n;
+use crate::prefix::parse_u64;
+use crate::prefix::spaces;
+use crate::prefix::Level;
+use crate::prefix::Res;
+use nom::{
+    branch::alt,
+    bytes::complete::{tag, take_while1, take_while_m_n},
+    character::complete::{char, one_of},
+    combinator::{map, opt, recognize},
+    sequence::{delimited, pair, preceded, terminated, tuple},
+};
 use std::fmt;
 use std::time::{SystemTime, UNIX_EPOCH};
 

@@ -32,23 +32,59 @@
 //! The full field list is in `docs/json-format.md`.
 
 use crate::catalog::Severity;
-pub use crate::diagnose::{CrossRun, RankedCause};
 use crate::source::SourceInfo;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-pub(crate) mod occurrences;
-mod sink;
-pub use occurrences::MAX_OCCURRENCES;
-pub use sink::{FindingsSink, MAX_SIGNATURES, OTHER_SIGNATURES};
+mod culprit;
+pub use crate::diagnose::occurrences::MAX_OCCURRENCES;
+pub use crate::diagnose::{FindingsSink, MAX_SIGNATURES, OTHER_SIGNATURES};
 
 // What a report holds, from the steps that produce it.
-pub use crate::culprit::{Basis, Culprit, EvidenceLine};
-pub use crate::environment::FIELDS as ENVIRONMENT_FIELDS;
 pub use crate::facts::Fact;
+pub use crate::fields::FIELDS as ENVIRONMENT_FIELDS;
 pub use crate::framer::MAX_LINE_TEXT;
 pub use crate::prefix::{Timestamp, Zone};
-pub use crate::templates::WILDCARD;
+pub use crate::unclassified::WILDCARD;
+pub use culprit::{Basis, Culprit, EvidenceLine};
+
+/// How one failure class shows across several runs.
+///
+/// ```
+/// let c = cudnnlog::report::CrossRun {
+///     class: "cuda.oom".into(), kind: "same_step".into(), runs: vec![0, 1], detail: "step 300".into(),
+/// };
+/// assert_eq!(c.runs.len(), 2);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CrossRun {
+    /// The class id.
+    pub class: String,
+    /// `same_step`, `different_steps` or `after_environment_change`.
+    pub kind: String,
+    /// The sources (indexes into `sources`) where it fails.
+    pub runs: Vec<usize>,
+    /// What was compared, in words.
+    pub detail: String,
+}
+
+/// A ranked root cause of a finding.
+///
+/// ```
+/// let c = cudnnlog::report::RankedCause { id: "fragmentation".into(), confidence: 0.6, evidence: vec![] };
+/// assert_eq!(serde_json::to_value(&c).unwrap()["id"], "fragmentation");
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RankedCause {
+    /// A root-cause id (`memory_pressure`, …).
+    pub id: String,
+    /// Between 0 and 1; a finding's confidences sum to 1.
+    pub confidence: f64,
+    /// What in the log supports this cause.
+    pub evidence: Vec<String>,
+}
 
 /// The `schema` value of this version of the report.
 pub const SCHEMA: &str = "cudnnlog.report/1";
@@ -307,7 +343,7 @@ pub struct Finding {
     /// (the one that never reached the collective, the first to fail), not
     /// the ranks that reported it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub culprit: Option<crate::culprit::Culprit>,
+    pub culprit: Option<crate::report::Culprit>,
     /// When this finding is a status carried by a symptom's message
     /// (`Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR`): the
     /// index in `findings` of the symptom.

@@ -1,7 +1,21 @@
 //! Confirming an event: the patterns whose anchors its text holds, their
 //! regexes, and the matches handed to the sink.
 
-use super::*;
+use crate::catalog::Scope;
+use crate::catalog::Severity;
+use crate::catalog::AT_GROUP;
+use crate::context::LineCounter;
+use crate::framer::Event;
+use crate::prefix::Origin;
+use crate::scan::state::State;
+use crate::scan::MAX_MESSAGE;
+use crate::scan::MAX_SIGNATURE;
+use crate::scan::MESSAGE_LEAD;
+use crate::sink::Location;
+use crate::text::truncate;
+use crate::Match;
+use crate::Scanner;
+use crate::Sink;
 
 impl Scanner {
     /// Confirms the candidate patterns of one event and reports the matches.
@@ -33,7 +47,7 @@ impl Scanner {
     }
 
     /// Writes the text of `ev` into `st.text` and confirms it, the outcomes
-    /// left in the memo ([`Memo::last`](crate::confirm::Memo::last)):
+    /// left in the memo ([`Memo::last`](crate::scan::confirm::Memo::last)):
     /// whether the text was cut, and where its final exception starts.
     pub(super) fn confirm_event(
         &self,
@@ -63,7 +77,7 @@ impl Scanner {
             }
             candidates.sort_unstable();
             candidates.dedup();
-            crate::confirm::confirm(&self.catalog, candidates, text, exception_at)
+            crate::scan::confirm::confirm(&self.catalog, candidates, text, exception_at)
                 .iter()
                 .map(|c| self.outcome(c, text, exception_at))
                 .collect()
@@ -76,7 +90,7 @@ impl Scanner {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn build_match<'m>(
         &'m self,
-        o: &'m crate::confirm::Outcome,
+        o: &'m crate::scan::confirm::Outcome,
         (text, line_at, cut): (&'m str, &[usize], bool),
         hay: &[u8],
         ev: &Event<'_>,
@@ -130,7 +144,10 @@ impl Scanner {
             groups: &o.groups,
             severity,
             class: &o.class,
-            status: o.status.as_ref().map(crate::confirm::Status::resolved),
+            status: o
+                .status
+                .as_ref()
+                .map(crate::scan::confirm::Status::resolved),
             carried_by: o.carrier.as_ref().map(|(class, _)| &**class),
             signature: o.signature.clone(),
             truncated: cut,
@@ -140,10 +157,10 @@ impl Scanner {
     /// What a confirmed pattern reports on `text`, owned, for the memo.
     fn outcome(
         &self,
-        c: &crate::confirm::Confirmed<'_, '_>,
+        c: &crate::scan::confirm::Confirmed<'_, '_>,
         text: &str,
         exception_at: Option<usize>,
-    ) -> crate::confirm::Outcome {
+    ) -> crate::scan::confirm::Outcome {
         let p = &self.catalog.patterns()[c.pattern];
         let (caps, base) = (&c.caps, c.base);
         let start = caps.get(0).map_or(0, |m| m.start());
@@ -186,10 +203,10 @@ impl Scanner {
         let spans = |c: &regex::Captures<'_>| crate::sink::Groups::spans(c, base);
         let mut sets = vec![Some(spans(caps))];
         sets.extend(more.iter().map(|m| m.as_ref().map(spans)));
-        crate::confirm::Outcome {
+        crate::scan::confirm::Outcome {
             pattern: c.pattern,
             class: c.class.into(),
-            status: c.status.map(crate::confirm::Status::of),
+            status: c.status.map(crate::scan::confirm::Status::of),
             carrier: c.carrier.map(|(class, severity)| (class.into(), severity)),
             severity: c.carrier.map_or(p.severity, |(_, severity)| severity),
             fatal_if_last,

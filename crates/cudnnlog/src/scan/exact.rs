@@ -170,6 +170,8 @@ impl Exact {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
     unsafe fn find_vbmi(&self, hay: &[u8], from: usize, end: usize) -> Option<usize> {
+        // The AVX-512 intrinsics are a family of forty names used together.
+        #[allow(clippy::wildcard_imports)]
         use std::arch::x86_64::*;
         // Groups: the two halves of each bucketing. Each group's table per
         // position as four 64-byte registers: bytes 0-127 (`low`) and

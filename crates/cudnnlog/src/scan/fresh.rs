@@ -3,8 +3,12 @@
 //! next one is read and searched, the two sides joined on rayon's threads.
 
 use super::window::Block;
-use super::*;
+use crate::scan::state::State;
+use crate::scan::window;
 use crate::source::Positioned;
+use crate::Fork;
+use crate::Scanner;
+use crate::SourceInfo;
 
 impl Scanner {
     /// Scans a regular file window by window, in two blocks of memory: while
@@ -32,7 +36,7 @@ impl Scanner {
         let mut next = Block::first(capacity);
         let (mut base, mut split_at) = (0u64, None);
         let mut st = State::new();
-        let finish: stream::Finish<S> = Scanner::finish_window_forked;
+        let finish: window::Finish<S> = Scanner::finish_window_forked;
         loop {
             now.base = base;
             if now.eof {

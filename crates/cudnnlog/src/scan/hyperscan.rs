@@ -5,8 +5,11 @@
 //! where one fires is searched with the anchor DFA exactly as the Teddy
 //! tier does, so every engine finds the same lines with the same kinds.
 
-use super::*;
+use super::literal::{search_from, Found};
+use super::prefilter;
+use crate::Scanner;
 use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
+use std::ops::Range;
 
 #[repr(C)]
 struct HsDatabase {

@@ -1,7 +1,14 @@
 //! Lines read on their own: environment probes and build fingerprints,
 //! and error-level lines no pattern anchors (unclassified errors).
 
-use super::*;
+use crate::prefix::Origin;
+use crate::prefix::Prefix;
+use crate::scan::state::State;
+use crate::scan::MAX_MESSAGE;
+use crate::sink::EnvFact;
+use crate::sink::Location;
+use crate::Scanner;
+use crate::Sink;
 
 /// How many probed line texts a scan remembers (then it starts over).
 pub(super) const PROBED_MEMORY: usize = 4096;
@@ -139,9 +146,7 @@ impl Scanner {
                         let constants = probe.set.iter().map(|(k, v)| (k.as_str(), v.as_str()));
                         captured
                             .chain(constants)
-                            .filter_map(|(f, raw)| {
-                                Some((f, crate::environment::normalize(f, raw)?))
-                            })
+                            .filter_map(|(f, raw)| Some((f, crate::fields::normalize(f, raw)?)))
                             .collect()
                     }
                 };

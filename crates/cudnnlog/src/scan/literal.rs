@@ -3,7 +3,12 @@
 //! the search for candidate, probe and error lines, on all cores for a
 //! stream's window.
 
-use super::*;
+#[cfg(feature = "hyperscan")]
+use super::exact;
+use crate::scan::line_end_after;
+use crate::Scanner;
+use aho_corasick::{AhoCorasick, MatchKind};
+use std::ops::Range;
 
 /// Which automaton the whole-input literal pass uses. Every choice finds
 /// the same lines; they differ in build time and search speed.
@@ -442,6 +447,7 @@ pub(super) fn next_line(hay: &[u8], content_end: usize, end: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ScannerBuilder;
 
     /// The lines a pass must find, each line searched on its own.
     fn line_by_line(s: &Scanner, hay: &[u8]) -> (Vec<usize>, Vec<usize>, Vec<usize>) {

@@ -18,18 +18,16 @@
 //! straddles two blocks is framed whole; an event is reported by the window
 //! that owns its first candidate line, so it is never reported twice.
 
-use crate::catalog::{anchor_table, Catalog, Scope, Severity};
+use crate::catalog::{anchor_table, Catalog};
 use crate::context::LineCounter;
 use crate::error::Error;
-use crate::framer::{Event, Framer};
-use crate::prefix::{Origin, Prefix};
-use crate::sink::{EnvFact, Fork, Location, Match, Sink, Window};
-use crate::source::{open, Fill, MmapChoice, Opened, Reader, SourceInfo};
+use crate::sink::{Fork, Sink, Window};
+use crate::source::{open, MmapChoice, Opened, Reader, SourceInfo};
 use aho_corasick::{AhoCorasick, MatchKind};
-use std::io::Read;
 use std::ops::Range;
 use std::path::Path;
 
+pub(crate) mod confirm;
 mod event;
 mod exact;
 #[cfg(feature = "hyperscan")]
@@ -47,7 +45,7 @@ mod stream;
 mod window;
 
 pub use literal::LiteralEngine;
-use literal::*;
+use literal::{next_line, search_from, Found, ERROR_ANCHORS, FOR_ERROR, FOR_PATTERN, FOR_PROBE};
 
 /// The longest message kept for a match, in bytes.
 const MAX_MESSAGE: usize = 2000;
@@ -56,8 +54,6 @@ const MAX_MESSAGE: usize = 2000;
 const MAX_SIGNATURE: usize = 256;
 /// How far into a line a match may start before the message starts at it.
 const MESSAGE_LEAD: usize = 40;
-/// The regex group that, when present, marks where a finding is (not a fact).
-pub(crate) const AT_GROUP: &str = "at";
 
 /// Configures and builds a [`Scanner`].
 ///
@@ -668,16 +664,4 @@ fn count_lines(counter: &mut LineCounter, hay: &[u8]) -> u64 {
         None | Some(b'\n') => at_end - 1,
         Some(_) => at_end,
     }
-}
-
-/// `s` cut to at most `max` bytes, on a character boundary.
-pub(crate) fn truncate(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
 }

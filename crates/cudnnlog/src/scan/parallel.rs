@@ -1,7 +1,17 @@
 //! The mapped scan on all cores: chunks cut at line ends, the literal pass
 //! per chunk, regions framed in batches, forks joined in order.
 
-use super::*;
+use crate::context::LineCounter;
+use crate::scan::end_source;
+use crate::scan::line_end_after;
+use crate::scan::regions;
+use crate::scan::state::State;
+use crate::scan::Found;
+use crate::sink::Window;
+use crate::Fork;
+use crate::Scanner;
+use crate::SourceInfo;
+use std::ops::Range;
 
 /// The least bytes of regions a framing batch is worth a thread for.
 const BATCH_MIN: usize = 1 << 20;

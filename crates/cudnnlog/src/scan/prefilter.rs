@@ -20,8 +20,15 @@
 //! with the plain DFA.
 
 use super::exact::Exact;
-use super::*;
+use crate::scan::exact;
+use crate::scan::line_end_after;
+use crate::scan::next_line;
+use crate::scan::search_from;
+use crate::scan::Found;
+use crate::Scanner;
 use aho_corasick::packed;
+use aho_corasick::AhoCorasick;
+use std::ops::Range;
 use std::sync::OnceLock;
 
 /// The built-in fingerprints of the Teddy tier, one per line, `\n`, `\\`

@@ -25,8 +25,15 @@
 //! ([`Scanner::carried_from`]), so that streamed and mapped scans form the
 //! same regions.
 
-use super::*;
+use crate::framer::Event;
+use crate::framer::Framer;
 use crate::prefix::cache::PrefixCache;
+use crate::scan::line_end_after;
+use crate::scan::line_start_before;
+use crate::scan::state::State;
+use crate::Scanner;
+use crate::Sink;
+use std::ops::Range;
 
 /// The context first framed on each side of a candidate line.
 pub(super) const NEAR: usize = 8 << 10;
@@ -460,6 +467,7 @@ impl Scanner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scan::Found;
     use crate::{Catalog, ScannerBuilder};
 
     /// Step lines, tracebacks, warnings with their source lines, and a

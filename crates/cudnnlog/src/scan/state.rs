@@ -13,7 +13,7 @@ pub(super) struct State {
     pub line_at: Vec<usize>,
     pub scratch: Vec<u8>,
     pub candidates: Vec<u32>,
-    pub memo: crate::confirm::Memo,
+    pub memo: crate::scan::confirm::Memo,
     /// Hashes of line texts already probed.
     pub probed: std::collections::HashSet<u64>,
     pub stopped: bool,
@@ -39,7 +39,7 @@ impl State {
             line_at: Vec::new(),
             scratch: Vec::new(),
             candidates: Vec::new(),
-            memo: crate::confirm::Memo::default(),
+            memo: crate::scan::confirm::Memo::default(),
             probed: std::collections::HashSet::new(),
             stopped: false,
             split_at: None,

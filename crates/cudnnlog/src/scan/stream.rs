@@ -4,7 +4,19 @@
 //! other cores.
 
 use super::window::Block;
-use super::*;
+use super::window::Finish;
+use crate::scan::end_source;
+use crate::scan::regions;
+use crate::scan::state::State;
+use crate::scan::Found;
+use crate::source::Fill;
+use crate::source::Reader;
+use crate::Error;
+use crate::Scanner;
+use crate::Sink;
+use crate::SourceInfo;
+use std::io::Read;
+use std::ops::Range;
 
 impl Scanner {
     /// Scans a stream block by block, with memory bounded by the block size
@@ -185,18 +197,6 @@ impl Scanner {
 /// framed before it reads the one after next; a third block, letting it
 /// run further ahead, measured no faster on 2 cores and costs 8 MiB more.
 const AHEAD: usize = 1;
-
-/// How a stream's window is framed, once its literal pass is done: with
-/// its regions when they are known already.
-pub(super) type Finish<S> = fn(
-    &Scanner,
-    &mut State,
-    &[u8],
-    Range<usize>,
-    &Found,
-    Option<Vec<regions::Region>>,
-    &mut S,
-) -> Result<(), <S as Sink>::Error>;
 
 /// A [`Finish`] that frames a window on the calling thread
 /// ([`finish_window`](Scanner::finish_window)), for a sink that does not

@@ -2,8 +2,18 @@
 //! context kept from the window before first, and the steps every stream
 //! driver takes with it.
 
-use super::stream::Finish;
-use super::*;
+use crate::context::LineCounter;
+use crate::scan::count_lines;
+use crate::scan::line_start_before;
+use crate::scan::regions;
+use crate::scan::state::State;
+use crate::scan::Config;
+use crate::scan::Found;
+use crate::source::Fill;
+use crate::Scanner;
+use crate::Sink;
+use crate::SourceInfo;
+use std::ops::Range;
 
 /// How a window's regions are had, once its literal pass is done.
 pub(super) enum Planned {
@@ -248,3 +258,15 @@ impl Block {
         self.owned = from..to;
     }
 }
+
+/// How a stream's window is framed, once its literal pass is done: with
+/// its regions when they are known already.
+pub(super) type Finish<S> = fn(
+    &Scanner,
+    &mut State,
+    &[u8],
+    Range<usize>,
+    &Found,
+    Option<Vec<regions::Region>>,
+    &mut S,
+) -> Result<(), <S as Sink>::Error>;

@@ -10,11 +10,13 @@ use std::path::Path;
 mod decode;
 pub use decode::{decompressed, MAX_ZSTD_WINDOW};
 mod fill;
+pub(crate) mod job;
+pub(crate) mod walk;
 pub(crate) use fill::{Fill, Positioned, Reader};
 
 // Finding the logs under directories.
-pub use crate::walk::{not_a_log_by_name, SkipReason, Skipped, Walk, Walked};
 use decode::{what_next, Next};
+pub use walk::{not_a_log_by_name, SkipReason, Skipped, Walk, Walked};
 
 /// Whether regular files may be memory-mapped.
 ///

@@ -1,6 +1,7 @@
 //! Unit tests of the timestamp readers.
 
 use super::*;
+use crate::prefix::parse_prefix;
 
 fn ts(line: &str) -> Timestamp {
     parse_prefix(line.as_bytes()).timestamp.unwrap()

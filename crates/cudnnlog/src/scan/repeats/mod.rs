@@ -7,9 +7,14 @@
 //! each copy holds the same candidates at the same places (checked, so a
 //! copy of an event holds its candidate where the first copy does).
 
-use super::*;
+use crate::framer::Event;
 use crate::framer::{Line, Run};
+use crate::prefix::Origin;
+use crate::scan::state::State;
 use crate::sink::Copies;
+use crate::Scanner;
+use crate::Sink;
+use std::ops::Range;
 
 /// Copies a run must have to be framed as one: the framer frames two
 /// before it knows it is back where it was, and the last one.
@@ -202,7 +207,7 @@ impl Scanner {
             text: String,
             line_at: Vec<usize>,
             cut: bool,
-            outcomes: Vec<crate::confirm::Outcome>,
+            outcomes: Vec<crate::scan::confirm::Outcome>,
         }
         let mut confirmed = Vec::with_capacity(group.len());
         for e in group.iter().map(|&e| &r.held[e]) {

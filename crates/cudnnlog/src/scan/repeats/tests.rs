@@ -3,7 +3,10 @@
 
 use super::*;
 use crate::report::{FindingsSink, Report};
+use crate::scan::Found;
 use crate::sink::FnSink;
+use crate::Match;
+use crate::Sink;
 use crate::{Catalog, MmapChoice, ScannerBuilder};
 
 const WARNING: &str = "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/conv.py:456: UserWarning: Plan failed with a cudnnException: CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: cudnnFinalize Descriptor Failed cudnn_status: CUDNN_STATUS_NOT_SUPPORTED (Triggered internally at ../aten/src/ATen/native/cudnn/Conv_v8.cpp:919.)\n  return F.conv2d(input, weight, bias, self.stride,\n";

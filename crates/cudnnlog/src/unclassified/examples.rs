@@ -4,7 +4,7 @@
 /// `templates`.
 #[test]
 fn module_docs() -> Result<(), Box<dyn std::error::Error>> {
-    use crate::templates::Templates;
+    use crate::unclassified::Templates;
     let mut t = Templates::default();
     for (shard, retry) in [(3, 1), (17, 4), (250, 2)] {
         t.add(

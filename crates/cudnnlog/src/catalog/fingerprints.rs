@@ -114,7 +114,7 @@ impl Build {
             }),
             Build::Explicit => {
                 let v = caps.name("version")?.as_str();
-                crate::environment::normalize("framework_version", v)
+                crate::fields::normalize("framework_version", v)
             }
             Build::Dated => {
                 // A conda build is made days before its release is out;
@@ -207,23 +207,15 @@ fn newest_release_by(
         .filter(|(d, _)| *d <= built + lead)
         .max_by(|(a, ra), (b, rb)| {
             a.cmp(b)
-                .then_with(|| crate::compat::cmp_versions(&ra.version, &rb.version))
+                .then_with(|| crate::fields::cmp_versions(&ra.version, &rb.version))
         })
         .map(|(_, r)| r.version.clone())
-}
-
-/// True for a three-part version, `2.1.0`.
-pub(crate) fn is_version(v: &str) -> bool {
-    let parts: Vec<&str> = v.split('.').collect();
-    parts.len() == 3
-        && parts
-            .iter()
-            .all(|p| !p.is_empty() && p.bytes().all(|c| c.is_ascii_digit()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fields::is_version;
 
     #[test]
     fn dates_round_trip() {

@@ -13,10 +13,10 @@
 //! same places as a single pass.
 
 use crate::context::Progress;
-use crate::sink::Location;
+use crate::location::Location;
 
 /// The most occurrences a finding lists in
-/// [`Finding::occurrences`](super::Finding::occurrences); beyond it, a
+/// [`Finding::occurrences`](crate::report::Finding::occurrences); beyond it, a
 /// sample of them (between about half and all of this many).
 pub const MAX_OCCURRENCES: usize = 128;
 

@@ -4,7 +4,7 @@
 /// `cmp_versions`.
 #[test]
 fn cmp_versions() -> Result<(), Box<dyn std::error::Error>> {
-    use crate::compat::cmp_versions;
+    use crate::fields::cmp_versions;
     use std::cmp::Ordering;
     assert_eq!(cmp_versions("8.10", "8.9.7"), Ordering::Greater);
     assert_eq!(cmp_versions("12.4", "12.4.0"), Ordering::Equal);

@@ -21,9 +21,10 @@
 //!
 //! The lines that read this evidence are data (`patterns/culprit.toml`).
 
+use crate::catalog::culprit::{EvidenceKind, EvidenceRule};
 use crate::prefix::{parse_prefix, Origin};
+use crate::report::{Basis, Culprit, EvidenceLine};
 use regex::Regex;
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
@@ -35,108 +36,6 @@ const AFTER: usize = 256 << 10;
 const MAX_RANKS: usize = 4096;
 /// The longest evidence line kept.
 const MAX_TEXT: usize = 300;
-
-/// What an evidence line says.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EvidenceKind {
-    /// The rank's last enqueued collective (`value`).
-    Enqueued,
-    /// Ranks named as late or at fault (`rank` or `ranks`).
-    Named,
-    /// torchrun's first observed failure (`rank`, optional `host`).
-    RootCause,
-    /// A launcher or serving stack naming the rank whose process failed,
-    /// without saying how (`Shard 0 failed to start`, `Terminating
-    /// remaining workers after failure of Process 3`): read after a failure
-    /// no rank tag places (`rank`).
-    Launcher,
-}
-
-/// A line an evidence rule must read, and the rank it must find there.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EvidenceExample {
-    /// The line (or lines, for a rule that reads several).
-    pub text: String,
-    /// The rank the rule finds in it.
-    pub rank: u32,
-}
-
-/// A line that tells which rank is behind or at fault.
-#[derive(Clone, Debug)]
-pub struct EvidenceRule {
-    /// Stable id.
-    pub id: String,
-    /// What it says.
-    pub kind: EvidenceKind,
-    /// Run on the line (and the `lines` after it); compiled on first use
-    /// for the built-in catalog.
-    pub regex: crate::catalog::LazyRegex,
-    /// Lines after the first that the regex sees (torchrun's summary block).
-    pub lines: usize,
-    /// The literal the line must contain, to skip the regex on most lines.
-    pub anchor: String,
-    /// For `named` rules, what naming the ranks means; `{ranks}` is
-    /// "rank 3" or "ranks 2, 5".
-    pub reason: Option<String>,
-    /// Lines the rule must read, with the rank it finds (a test runs them).
-    pub examples: Vec<EvidenceExample>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct EvidenceFile {
-    pub evidence: Vec<EvidenceEntry>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct EvidenceEntry {
-    pub id: String,
-    pub kind: EvidenceKind,
-    pub anchor: String,
-    pub regex: String,
-    #[serde(default)]
-    pub lines: usize,
-    #[serde(default)]
-    pub reason: Option<String>,
-    #[serde(default)]
-    pub examples: Vec<EvidenceExample>,
-    #[allow(dead_code)]
-    pub what: String,
-}
-
-/// A line of the log, as evidence.
-///
-/// ```
-/// use cudnnlog::{report::FindingsSink, Catalog, ScannerBuilder};
-/// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
-/// let mut sink = FindingsSink::new(scanner.catalog());
-/// let log = b"[rank1]:2026-12-01 12:16:27,455 INFO train: epoch 0 step 40 done\n\
-/// [rank0]:[E1201 12:16:37.380117495 ProcessGroupGloo.cpp:67] [Rank 0]: Rank 3 failed to pass monitoredBarrier in 10000 ms\n\
-/// [rank0]: RuntimeError: [Rank 0]: Rank 3 failed to pass monitoredBarrier in 10000 ms\n";
-/// scanner.scan_slice(log, &mut sink)?;
-/// let report = sink.into_report();
-/// let line = &report.findings[0].culprit.as_ref().unwrap().evidence[0];
-/// assert_eq!((line.line, line.rank, line.timestamp.as_deref()), (2, Some(0), None)); // rank 0's line; glog gives no year
-/// assert!(line.text.starts_with("[rank0]:[E1201 12:16:37.380117495 ProcessGroupGloo.cpp:67]"));
-/// # Ok::<(), cudnnlog::Error>(())
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EvidenceLine {
-    /// 1-based line number.
-    pub line: u64,
-    /// The line's text (prefixes kept, at most 300 bytes).
-    pub text: String,
-    /// The line's time, when its prefix has one with a year (ISO 8601, as
-    /// [`Place::timestamp`](crate::report::Place::timestamp)).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timestamp: Option<String>,
-    /// The rank the line is about: its rank tag, or the rank its text names.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rank: Option<u32>,
-}
 
 /// What the log says of one rank around a failure.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -226,87 +125,6 @@ impl RankEvidence {
     }
 }
 
-/// The rank(s) at fault, as the report shows them.
-///
-/// ```
-/// use cudnnlog::{report::{Basis, FindingsSink}, Catalog, ScannerBuilder};
-/// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
-/// let mut sink = FindingsSink::new(scanner.catalog());
-/// // Rank 0 reports the failed barrier; the rank at fault is the one it names.
-/// let log = b"[rank1]:2026-12-01 12:16:27,455 INFO train: epoch 0 step 40 done\n\
-/// [rank0]:[E1201 12:16:37.380117495 ProcessGroupGloo.cpp:67] [Rank 0]: Rank 3 failed to pass monitoredBarrier in 10000 ms\n\
-/// [rank0]: RuntimeError: [Rank 0]: Rank 3 failed to pass monitoredBarrier in 10000 ms\n";
-/// scanner.scan_slice(log, &mut sink)?;
-/// let report = sink.into_report();
-/// let culprit = report.findings[0].culprit.as_ref().unwrap();
-/// assert_eq!((culprit.ranks.as_slice(), culprit.basis), (&[3][..], Basis::Barrier));
-/// assert_eq!(culprit.reason, "the barrier names rank 3 as late");
-/// assert_eq!(culprit.evidence[0].line, 2);
-/// # Ok::<(), cudnnlog::Error>(())
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Culprit {
-    /// The ranks at fault, ascending.
-    pub ranks: Vec<u32>,
-    /// Their hosts, where the log names them.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub hosts: Vec<String>,
-    /// Why these ranks, in a sentence.
-    pub reason: String,
-    /// The lines that show it.
-    pub evidence: Vec<EvidenceLine>,
-    /// Which kind of evidence named the culprit (JSON `basis`: `barrier`,
-    /// `wavefront`, `first_failure`, `silent`, `behind`, `root_cause`,
-    /// `launcher`).
-    #[serde(default)]
-    pub basis: Basis,
-}
-
-/// Which kind of evidence named a [`Culprit`], strongest first.
-///
-/// ```
-/// use cudnnlog::report::Basis;
-/// assert!(Basis::Wavefront.is_laggard());
-/// assert!(!Basis::FirstFailure.is_laggard());
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Basis {
-    /// A barrier named the ranks as late.
-    Barrier,
-    /// Their last enqueued collective is behind the one the others waited in.
-    Wavefront,
-    /// Their own earlier failure; the others waited for them.
-    FirstFailure,
-    /// They reported nothing while the others timed out.
-    Silent,
-    /// Their last training step is behind the others'.
-    Behind,
-    /// torchrun's "Root Cause (first observed failure)".
-    #[default]
-    RootCause,
-    /// A launcher's or serving stack's report that the rank died (torchrun's
-    /// summary or agent line, mpirun's "exited on signal", srun's task
-    /// line), with no failure of its own before it.
-    Launcher,
-}
-
-impl Basis {
-    /// True when the evidence shows ranks out of step: the culprit had not
-    /// reached the collective its peers waited in, rather than failing.
-    ///
-    /// ```
-    /// assert!(cudnnlog::report::Basis::Behind.is_laggard());
-    /// ```
-    pub fn is_laggard(self) -> bool {
-        matches!(
-            self,
-            Basis::Barrier | Basis::Wavefront | Basis::Silent | Basis::Behind
-        )
-    }
-}
-
 /// `rank 3`, `Rank 3`, `rank3` inside a line that carries no rank tag.
 fn rank_in_text() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
@@ -314,7 +132,7 @@ fn rank_in_text() -> &'static Regex {
 }
 
 fn clip(s: &str) -> String {
-    crate::scan::truncate(s, MAX_TEXT).trim_end().to_string()
+    crate::text::truncate(s, MAX_TEXT).trim_end().to_string()
 }
 
 /// Reads the ranks' evidence around the failure whose first line starts at
@@ -691,7 +509,7 @@ pub fn decide(ev: &RankEvidence, cx: &Context<'_>) -> Option<Culprit> {
 fn clip_body(text: &str) -> String {
     let p = parse_prefix(text.as_bytes());
     let body = text.get(p.body..).unwrap_or(text).trim();
-    crate::scan::truncate(body, 80).to_string()
+    crate::text::truncate(body, 80).to_string()
 }
 
 #[cfg(test)]

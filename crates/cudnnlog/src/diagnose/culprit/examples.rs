@@ -4,7 +4,7 @@
 /// `collect`.
 #[test]
 fn collect() -> Result<(), Box<dyn std::error::Error>> {
-    use crate::{culprit::collect, Catalog};
+    use crate::{diagnose::culprit::collect, Catalog};
     let catalog = Catalog::builtin().unwrap();
     let log = b"[rank1]: step 120 loss 0.41\n[rank0]: Rank 3 failed to pass monitoredBarrier in 30000 ms\n[rank0]: RuntimeError: timed out\n";
     let at = log.len() - 30;
@@ -17,7 +17,8 @@ fn collect() -> Result<(), Box<dyn std::error::Error>> {
 /// `decide`.
 #[test]
 fn decide() -> Result<(), Box<dyn std::error::Error>> {
-    use crate::culprit::{collect, decide, Basis, Context};
+    use crate::diagnose::culprit::{collect, decide, Context};
+    use crate::report::Basis;
     let catalog = crate::Catalog::builtin().unwrap();
     let log = b"[rank0]: Rank 3 failed to pass monitoredBarrier in 30000 ms\n[rank0]: RuntimeError: timed out\n";
     let ev = collect(catalog.evidence_rules(), log, 61, 2, (1 << 20, 1 << 20));
@@ -39,7 +40,7 @@ fn decide() -> Result<(), Box<dyn std::error::Error>> {
 /// and the files of one job together show every rank.
 #[test]
 fn untagged_lines_are_the_files_rank() {
-    use crate::culprit::collect;
+    use crate::diagnose::culprit::collect;
     let catalog = crate::Catalog::builtin().unwrap();
     let rank0 = b"INFO step 3 done\n[E610 09:11:12.1 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout\n";
     let rank2 = b"INFO step 2 done\nINFO waiting for data loader\n[E610 09:11:13.1 ProcessGroupNCCL.cpp:607] [Rank 2] Watchdog caught collective operation timeout\n";
@@ -72,7 +73,8 @@ fn untagged_lines_are_the_files_rank() {
 /// `launcher_named`, and every evidence rule's own examples.
 #[test]
 fn launcher_lines_name_the_failed_rank() {
-    use crate::culprit::{launcher_named, EvidenceKind};
+    use crate::catalog::culprit::EvidenceKind;
+    use crate::diagnose::culprit::launcher_named;
     let catalog = crate::Catalog::builtin().unwrap();
     let rules = catalog.evidence_rules();
     let log = b"ValueError: `num_heads` must be divisible by `num_shards`\n rank=0\n2023-12-16T09:36:24.632149Z ERROR text_generation_launcher: Shard 0 failed to start\n";

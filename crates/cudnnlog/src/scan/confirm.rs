@@ -18,8 +18,8 @@
 //! 5. links each status to the symptom that carries it, or drops it when the
 //!    symptom's meaning includes it (`implies`).
 
+use crate::catalog::statuses::Resolved;
 use crate::catalog::{Catalog, ClassKind, Pattern, Scope, Severity};
-use crate::status::Resolved;
 
 /// A pattern confirmed on the event.
 pub(crate) struct Confirmed<'t, 'c> {

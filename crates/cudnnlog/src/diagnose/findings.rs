@@ -4,15 +4,15 @@
 mod burst;
 
 use super::occurrences::Sample;
-use super::{Report, Unclassified, SCHEMA};
 use crate::catalog::{Catalog, Severity};
 use crate::context::Progress;
+use crate::diagnose::environment::Environment;
 use crate::diagnose::{diagnose_owned, place, Draft, Findings};
-use crate::environment::Environment;
 use crate::facts::Fact;
+use crate::report::{Report, Unclassified, SCHEMA};
 use crate::sink::{Copies, EnvFact, Fork, Location, Match, Sink, Window};
 use crate::source::SourceInfo;
-use crate::templates::Templates;
+use crate::unclassified::Templates;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 struct Acc {
@@ -35,14 +35,14 @@ struct Acc {
     carrier: Option<String>,
     /// For a distributed failure: what the log says of each rank around
     /// its first occurrence.
-    ranks_evidence: Option<crate::culprit::RankEvidence>,
+    ranks_evidence: Option<crate::diagnose::culprit::RankEvidence>,
     /// The first rank or task any occurrence names, with where it is
     /// (`task 4: Out Of Memory` after a first `Detected 1 oom-kill event`
     /// that names none).
     named_rank: Option<((usize, u64), u32)>,
     /// For an error no rank tag places: the rank a launcher names as failed
     /// in the lines after its first occurrence, and that line.
-    launcher: Option<(u32, crate::culprit::EvidenceLine)>,
+    launcher: Option<(u32, crate::report::EvidenceLine)>,
     /// The first occurrence in each source, with its event and progress.
     per_source: BTreeMap<usize, (Location, u64, Option<Progress>)>,
     /// An event's text was cut, or signatures were folded into this one.
@@ -67,10 +67,10 @@ pub const OTHER_SIGNATURES: &str = "…";
 /// reads the same evidence.
 fn merged_evidence(
     first_source: usize,
-    first: Option<crate::culprit::RankEvidence>,
+    first: Option<crate::diagnose::culprit::RankEvidence>,
     other_source: usize,
-    other: Option<crate::culprit::RankEvidence>,
-) -> Option<crate::culprit::RankEvidence> {
+    other: Option<crate::diagnose::culprit::RankEvidence>,
+) -> Option<crate::diagnose::culprit::RankEvidence> {
     match (first, other) {
         (Some(mut a), Some(b)) if first_source != other_source => {
             a.merge(b);
@@ -704,7 +704,7 @@ impl Sink for FindingsSink<'_> {
             {
                 let at = (a.first.byte - w.base) as usize;
                 let reach = (w.lookback, w.lookahead);
-                a.ranks_evidence = Some(crate::culprit::collect(
+                a.ranks_evidence = Some(crate::diagnose::culprit::collect(
                     rules,
                     w.hay,
                     at,
@@ -719,12 +719,13 @@ impl Sink for FindingsSink<'_> {
                 && a.launcher.is_none();
             if untagged && a.first.source == source && w.contains(a.first_event) {
                 let at = (a.first.byte - w.base) as usize;
-                a.launcher = crate::culprit::launcher_named(rules, w.hay, at, w.lookahead).map(
-                    |(r, mut line)| {
-                        line.line += a.first.line - 1;
-                        (r, line)
-                    },
-                );
+                a.launcher =
+                    crate::diagnose::culprit::launcher_named(rules, w.hay, at, w.lookahead).map(
+                        |(r, mut line)| {
+                            line.line += a.first.line - 1;
+                            (r, line)
+                        },
+                    );
             }
             for (loc, event, progress) in [
                 (&mut a.first, a.first_event, &mut a.first_progress),

@@ -4,7 +4,7 @@
 /// `fingerprint`.
 #[test]
 fn module_docs() -> Result<(), Box<dyn std::error::Error>> {
-    use crate::fingerprint::{date_of_unix_ms, newest_release, Release};
+    use crate::catalog::fingerprints::{date_of_unix_ms, newest_release, Release};
     assert_eq!(date_of_unix_ms(1_603_729_062_494), "2020-10-26");
     let releases = [
         Release {
@@ -33,7 +33,7 @@ fn module_docs() -> Result<(), Box<dyn std::error::Error>> {
 /// `date_of_unix_ms`.
 #[test]
 fn date_of_unix_ms() -> Result<(), Box<dyn std::error::Error>> {
-    use crate::fingerprint::date_of_unix_ms;
+    use crate::catalog::fingerprints::date_of_unix_ms;
     assert_eq!(date_of_unix_ms(0), "1970-01-01");
     assert_eq!(date_of_unix_ms(1_603_729_062_494), "2020-10-26");
     Ok(())
@@ -42,7 +42,7 @@ fn date_of_unix_ms() -> Result<(), Box<dyn std::error::Error>> {
 /// `newest_release`.
 #[test]
 fn newest_release() -> Result<(), Box<dyn std::error::Error>> {
-    use crate::fingerprint::{newest_release, Release};
+    use crate::catalog::fingerprints::{newest_release, Release};
     let r = |v: &str, d: &str| Release {
         framework: "pytorch".into(),
         version: v.into(),

@@ -309,7 +309,7 @@ impl RuleEntry {
 
 /// Fills a rule's evidence template.
 pub(crate) fn evidence(rule: &KnowledgeRule, matched: &str, value: &str, line: u64) -> String {
-    let clip = |s: &str| crate::scan::truncate(s, 160).to_string();
+    let clip = |s: &str| crate::text::truncate(s, 160).to_string();
     rule.evidence
         .replace("{match}", &clip(matched))
         .replace("{value}", &clip(value))

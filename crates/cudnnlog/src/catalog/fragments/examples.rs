@@ -4,7 +4,7 @@
 /// `fragments`.
 #[test]
 fn module_docs() -> Result<(), Box<dyn std::error::Error>> {
-    use crate::fragments::Fragments;
+    use crate::catalog::fragments::Fragments;
     let mut f = Fragments::default();
     f.insert("size", r"\d+(?:\.\d+)? ?[KMGT]i?B");
     assert_eq!(
@@ -18,7 +18,7 @@ fn module_docs() -> Result<(), Box<dyn std::error::Error>> {
 /// `Fragments::insert`.
 #[test]
 fn fragments_insert() -> Result<(), Box<dyn std::error::Error>> {
-    use crate::fragments::Fragments;
+    use crate::catalog::fragments::Fragments;
     let mut f = Fragments::default();
     f.insert("device", r"\d+");
     f.insert("device", r"[0-9]+");
@@ -29,7 +29,7 @@ fn fragments_insert() -> Result<(), Box<dyn std::error::Error>> {
 /// `Fragments::names`.
 #[test]
 fn fragments_names() -> Result<(), Box<dyn std::error::Error>> {
-    use crate::fragments::Fragments;
+    use crate::catalog::fragments::Fragments;
     let mut f = Fragments::default();
     f.insert("version", r"\d+\.\d+");
     f.insert("size", r"\d+ ?[KMG]iB");
@@ -40,7 +40,7 @@ fn fragments_names() -> Result<(), Box<dyn std::error::Error>> {
 /// `Fragments::expand`.
 #[test]
 fn fragments_expand() -> Result<(), Box<dyn std::error::Error>> {
-    use crate::fragments::Fragments;
+    use crate::catalog::fragments::Fragments;
     let mut f = Fragments::default();
     f.insert("size", r"\d+(?:\.\d+)? ?[KMGT]i?B");
     let re = regex::Regex::new(

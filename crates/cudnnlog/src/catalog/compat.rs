@@ -12,6 +12,7 @@
 //! assert_eq!(hopper.arch, "hopper");
 //! ```
 
+use crate::fields::major_minor;
 use serde::Deserialize;
 
 /// A PyTorch release's pip wheel for one CUDA variant, and the cuDNN it ships.
@@ -124,42 +125,6 @@ pub struct Compat {
     pub arch: Vec<Arch>,
 }
 
-/// Compares dotted versions numerically (`8.10` after `8.9`); missing
-/// components count as zero, text after the numbers is ignored
-/// (`2.4.0+cu121` is `2.4.0`).
-pub fn cmp_versions(a: &str, b: &str) -> std::cmp::Ordering {
-    let parts = |s: &str| -> Vec<u64> {
-        s.split(['+', ' ', '-'])
-            .next()
-            .unwrap_or("")
-            .split('.')
-            .map_while(|p| p.parse().ok())
-            .collect()
-    };
-    let (a, b) = (parts(a), parts(b));
-    for i in 0..a.len().max(b.len()) {
-        let (x, y) = (
-            a.get(i).copied().unwrap_or(0),
-            b.get(i).copied().unwrap_or(0),
-        );
-        if x != y {
-            return x.cmp(&y);
-        }
-    }
-    std::cmp::Ordering::Equal
-}
-
-/// `major.minor` of a version.
-fn major_minor(v: &str) -> String {
-    v.split(['+', ' '])
-        .next()
-        .unwrap_or(v)
-        .split('.')
-        .take(2)
-        .collect::<Vec<_>>()
-        .join(".")
-}
-
 impl Compat {
     /// Appends another file's rows.
     ///
@@ -193,7 +158,7 @@ impl Compat {
         let base = version.split('+').next().unwrap_or(version);
         let variant = version
             .split_once("+cu")
-            .and_then(|(_, v)| crate::environment::normalize("cuda", &format!("cu{v}")))
+            .and_then(|(_, v)| crate::fields::normalize("cuda", &format!("cu{v}")))
             .or_else(|| cuda.map(major_minor));
         let all: Vec<&TorchBuild> = self.torch.iter().filter(|b| b.torch == base).collect();
         match variant {

@@ -20,7 +20,7 @@
 
 use std::collections::HashMap;
 
-use crate::sink::Location;
+use crate::location::Location;
 
 /// Share of equal tokens for a line to join a template.
 pub const SIMILARITY: f64 = 0.6;

@@ -1,7 +1,7 @@
 //! The examples of `environment`'s items: internal, so run as unit tests
 //! (a doc example must go through the public API).
 
-use crate::sink::Location;
+use crate::location::Location;
 
 /// Line `line` at byte `byte` of source `source`, untimed and untagged.
 fn at(source: usize, line: u64, byte: u64) -> Location {
@@ -17,7 +17,7 @@ fn at(source: usize, line: u64, byte: u64) -> Location {
 /// `environment`.
 #[test]
 fn module_docs() -> Result<(), Box<dyn std::error::Error>> {
-    use crate::environment::normalize;
+    use crate::fields::normalize;
     assert_eq!(normalize("cudnn", "91900").as_deref(), Some("9.19.0"));
     assert_eq!(normalize("cudnn", "8600").as_deref(), Some("8.6.0"));
     assert_eq!(normalize("cudnn", "(8, 9, 2)").as_deref(), Some("8.9.2"));
@@ -36,7 +36,7 @@ fn module_docs() -> Result<(), Box<dyn std::error::Error>> {
 /// `normalize`.
 #[test]
 fn normalize() -> Result<(), Box<dyn std::error::Error>> {
-    use crate::environment::normalize;
+    use crate::fields::normalize;
     assert_eq!(normalize("cudnn", "8.9.2.26").as_deref(), Some("8.9.2"));
     assert_eq!(
         normalize("framework", "PyTorch").as_deref(),
@@ -50,7 +50,7 @@ fn normalize() -> Result<(), Box<dyn std::error::Error>> {
 /// `Environment::record`.
 #[test]
 fn environment_record() -> Result<(), Box<dyn std::error::Error>> {
-    use crate::environment::Environment;
+    use crate::diagnose::environment::Environment;
     let at = at(0, 3, 80);
     let mut env = Environment::default();
     env.record("gpu", "GeForce RTX 3090", &at);
@@ -63,7 +63,7 @@ fn environment_record() -> Result<(), Box<dyn std::error::Error>> {
 /// `Environment::join`.
 #[test]
 fn environment_join() -> Result<(), Box<dyn std::error::Error>> {
-    use crate::environment::Environment;
+    use crate::diagnose::environment::Environment;
     let at = at(0, 3, 80);
     let (mut a, mut b) = (Environment::default(), Environment::default());
     a.record("cudnn", "8.9.2", &at);
@@ -82,7 +82,7 @@ fn environment_join() -> Result<(), Box<dyn std::error::Error>> {
 /// `Environment::values`.
 #[test]
 fn environment_values() -> Result<(), Box<dyn std::error::Error>> {
-    use crate::environment::Environment;
+    use crate::diagnose::environment::Environment;
     let at = at(0, 3, 80);
     let mut env = Environment::default();
     env.record("cudnn", "8.9.2", &at);
@@ -95,7 +95,7 @@ fn environment_values() -> Result<(), Box<dyn std::error::Error>> {
 /// `Environment::get`.
 #[test]
 fn environment_get() -> Result<(), Box<dyn std::error::Error>> {
-    use crate::environment::Environment;
+    use crate::diagnose::environment::Environment;
     let at = at(0, 3, 80);
     let mut env = Environment::default();
     env.record("cudnn", "8.9.2", &at);
@@ -108,7 +108,7 @@ fn environment_get() -> Result<(), Box<dyn std::error::Error>> {
 /// `Environment::framework_version`.
 #[test]
 fn environment_framework_version() -> Result<(), Box<dyn std::error::Error>> {
-    use crate::environment::Environment;
+    use crate::diagnose::environment::Environment;
     let mut env = Environment::default();
     let at = at(0, 3, 80);
     env.record("framework_build", "1.7.0", &at);
@@ -122,7 +122,7 @@ fn environment_framework_version() -> Result<(), Box<dyn std::error::Error>> {
 /// `Environment::of_source`.
 #[test]
 fn environment_of_source() -> Result<(), Box<dyn std::error::Error>> {
-    use crate::environment::Environment;
+    use crate::diagnose::environment::Environment;
     let at = at(0, 3, 80);
     let mut env = Environment::default();
     env.record("cuda", "12.4", &at);
@@ -142,7 +142,7 @@ fn environment_of_source() -> Result<(), Box<dyn std::error::Error>> {
 /// `Environment::is_empty`.
 #[test]
 fn environment_is_empty() -> Result<(), Box<dyn std::error::Error>> {
-    use crate::environment::Environment;
+    use crate::diagnose::environment::Environment;
     let at = at(0, 3, 80);
     let mut env = Environment::default();
     assert!(env.is_empty());
@@ -154,7 +154,7 @@ fn environment_is_empty() -> Result<(), Box<dyn std::error::Error>> {
 /// `Environment::to_json`.
 #[test]
 fn environment_to_json() -> Result<(), Box<dyn std::error::Error>> {
-    use crate::environment::Environment;
+    use crate::diagnose::environment::Environment;
     let at = at(0, 3, 80);
     let mut env = Environment::default();
     env.record("framework", "pytorch", &at);
