@@ -3,10 +3,11 @@
 //! the findings give.
 
 use crate::args::{FailOn, Format, ScanArgs};
+use crate::cmd::{fleet, follow};
 use crate::config::Config;
 use crate::render::{html, markdown};
 use crate::term::{self, Color, Stream};
-use crate::{fleet_cmd, follow, inputs, render, stream_sink};
+use crate::{inputs, render, stream_sink};
 use cudnnlog::report::FindingsSink;
 use cudnnlog::sink::Fork;
 use cudnnlog::{MmapChoice, Report, ScannerBuilder};
@@ -103,7 +104,7 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
                  add --job to take all inputs as one job"
             );
         }
-        let done = fleet_cmd::run(&scanner, &jobs, mmap, format, &style, args.quiet, output)?;
+        let done = fleet::run(&scanner, &jobs, mmap, format, &style, args.quiet, output)?;
         let fails = match args.fail_on {
             FailOn::Never => false,
             FailOn::Warning => done.any_finding,
