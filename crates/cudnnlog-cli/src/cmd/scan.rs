@@ -5,7 +5,7 @@
 use crate::args::{FailOn, Format, ScanArgs};
 use crate::cmd::{fleet, follow};
 use crate::config::Config;
-use crate::render::{html, markdown};
+use crate::render::{Ctx, Render};
 use crate::term::{self, Color, Stream};
 use crate::{inputs, render, stream_sink};
 use cudnnlog::report::FindingsSink;
@@ -39,6 +39,7 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
         } else {
             Format::Compact
         });
+    let render = render::renderer(format);
     let mut output = open_output(args.output.as_deref(), &args.files)?;
     // Colour and the terminal's width only for a terminal.
     let style = render::Style {
@@ -59,7 +60,7 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
             anyhow::bail!("--follow watches exactly one file");
         };
         let limit = args.follow_for.map(std::time::Duration::from_secs_f64);
-        follow::follow(&scanner, path, format == Format::Ndjson, limit, &mut output)?;
+        follow::follow(&scanner, path, render.streams(), limit, &mut output)?;
         return Ok(ExitCode::SUCCESS);
     }
     let mmap = if args.no_mmap {
@@ -104,7 +105,11 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
                  add --job to take all inputs as one job"
             );
         }
-        let done = fleet::run(&scanner, &jobs, mmap, format, &style, args.quiet, output)?;
+        let ctx = Ctx {
+            catalog: scanner.catalog(),
+            style: &style,
+        };
+        let done = fleet::run(&scanner, &jobs, mmap, render, &ctx, args.quiet, output)?;
         let fails = match args.fail_on {
             FailOn::Never => false,
             FailOn::Warning => done.any_finding,
@@ -130,7 +135,7 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
     let mut sink = FindingsSink::new(scanner.catalog());
     let single = inputs.len() == 1;
     // Partial findings are streamed to a reader, not to a file.
-    let shared = (format == Format::Ndjson && !args.quiet && !to_file)
+    let shared = (render.streams() && !args.quiet && !to_file)
         .then(|| stream_sink::Shared::new(Box::new(std::io::stdout())));
     // Files are scanned in parallel, each into a fork of the sink; the forks
     // are joined in the order given, each numbered after the sources read
@@ -261,7 +266,11 @@ pub fn scan(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result
     if args.quiet || closed {
         return Ok(code);
     }
-    match write_report(&mut output, &report, format, &style, scanner.catalog()) {
+    let ctx = Ctx {
+        catalog: scanner.catalog(),
+        style: &style,
+    };
+    match write_report(&mut output, &report, render, &ctx) {
         // The reader has what it wanted (`| head`): the findings decide.
         Err(e) if crate::is_broken_pipe(&e) => Ok(code),
         Err(e) => Err(e),
@@ -306,39 +315,15 @@ fn open_output(
     })
 }
 
-/// The report in `format` on `out`.
+/// The report with `render` on `out`.
 fn write_report(
     out: &mut dyn Write,
     report: &Report,
-    format: Format,
-    style: &render::Style,
-    catalog: &cudnnlog::Catalog,
+    render: &dyn Render,
+    ctx: &Ctx<'_>,
 ) -> anyhow::Result<()> {
     let mut out = std::io::BufWriter::new(out);
-    match format {
-        Format::Json => {
-            cudnnlog::json::pretty(&mut out, report)?;
-            writeln!(out)?;
-        }
-        Format::Ndjson => write_ndjson(&mut out, report)?,
-        Format::Markdown => markdown::markdown(&mut out, report, catalog)?,
-        Format::Table => render::human(&mut out, report, catalog, style)?,
-        Format::Compact => render::compact(&mut out, report)?,
-        Format::Github => crate::render::ci_formats::github(&mut out, report, catalog)?,
-        Format::Junit => {
-            let name = report
-                .sources
-                .iter()
-                .map(|s| s.path.as_str())
-                .collect::<Vec<_>>()
-                .join(", ");
-            crate::render::ci_formats::junit(&mut out, &[(name.as_str(), report)], catalog)?
-        }
-        Format::Html => {
-            let files = html::excerpt::Files::open(&report.sources);
-            html::page(&mut out, report, catalog, &files)?
-        }
-    }
+    render.report(&mut out, ctx, report)?;
     out.flush()?;
     Ok(())
 }
@@ -384,13 +369,4 @@ fn bar(len: u64, msg: String, quiet: bool) -> Option<indicatif::ProgressBar> {
     );
     bar.set_message(msg);
     Some(bar)
-}
-
-/// One `{"type":"finding",…}` line per finding, one per unclassified
-/// template, then one `{"type":"summary",…}`.
-fn write_ndjson(out: &mut impl Write, report: &Report) -> anyhow::Result<()> {
-    for message in cudnnlog::ndjson::report_messages(report) {
-        message.write_line(&mut *out)?;
-    }
-    Ok(())
 }
