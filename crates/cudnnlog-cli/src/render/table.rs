@@ -96,21 +96,35 @@ pub fn human(
     catalog: &Catalog,
     style: &Style,
 ) -> std::io::Result<()> {
-    let paint = Paint { on: style.color };
-    verdict(out, report, catalog, style, &paint)?;
-    details(out, report, catalog, style, &paint)
+    let view = View {
+        report,
+        catalog,
+        style,
+        paint: &Paint { on: style.color },
+    };
+    verdict(out, &view)?;
+    details(out, &view)
+}
+
+/// What every part of one human report is written from and with.
+#[derive(Clone, Copy)]
+struct View<'a> {
+    report: &'a Report,
+    catalog: &'a Catalog,
+    style: &'a Style,
+    paint: &'a Paint,
 }
 
 /// The answer, in a few lines: what failed and where, who (the culprit
 /// rank), why (the top cause and its key evidence), what to do (the first
 /// remediation, its commands on lines of their own).
-fn verdict(
-    out: &mut impl Write,
-    report: &Report,
-    catalog: &Catalog,
-    style: &Style,
-    paint: &Paint,
-) -> std::io::Result<()> {
+fn verdict(out: &mut impl Write, view: &View<'_>) -> std::io::Result<()> {
+    let View {
+        report,
+        catalog,
+        style,
+        paint,
+    } = *view;
     let width = style.width;
     let lines: u64 = report.sources.iter().map(|s| s.lines).sum();
     let Some(f) = primary_finding(report) else {
@@ -201,13 +215,13 @@ fn clipped(
 
 /// Everything after the verdict: the findings table, the environment,
 /// unclassified templates, cross-run notes, then each error's details.
-fn details(
-    out: &mut impl Write,
-    report: &Report,
-    catalog: &Catalog,
-    style: &Style,
-    paint: &Paint,
-) -> std::io::Result<()> {
+fn details(out: &mut impl Write, view: &View<'_>) -> std::io::Result<()> {
+    let View {
+        report,
+        catalog: _,
+        style,
+        paint,
+    } = *view;
     let width = style.width;
     let bytes: u64 = report.sources.iter().map(|s| s.bytes).sum();
     let lines: u64 = report.sources.iter().map(|s| s.lines).sum();
@@ -259,7 +273,7 @@ fn details(
     }) {
         let is_primary = primary == Some(f as *const Finding);
         writeln!(out)?;
-        finding(out, report, catalog, style, paint, f, is_primary)?;
+        finding(out, view, f, is_primary)?;
     }
     Ok(())
 }
@@ -340,16 +354,18 @@ fn ranks_named(c: &cudnnlog::report::Culprit) -> String {
 /// One error's details: where, its message, the culprit, the likely
 /// causes and what to do. For the primary finding the first remediation
 /// was the verdict's, so the list goes on from the second.
-#[allow(clippy::too_many_arguments)]
 fn finding(
     out: &mut impl Write,
-    report: &Report,
-    catalog: &Catalog,
-    style: &Style,
-    paint: &Paint,
+    view: &View<'_>,
     f: &Finding,
     is_primary: bool,
 ) -> std::io::Result<()> {
+    let View {
+        report,
+        catalog,
+        style,
+        paint,
+    } = *view;
     let width = style.width;
     if let Some(cause) = f.caused_by.and_then(|i| report.findings.get(i)) {
         let head = format!(
