@@ -1,24 +1,22 @@
-//! Reports for CI: GitHub Actions workflow commands (annotations on the
-//! log's lines) and JUnit XML (a test case per job), for training smoke
-//! tests.
+//! What the two formats for CI share: GitHub Actions workflow commands
+//! ([`github`](super::github): annotations on the log's lines) and JUnit
+//! XML ([`junit`](super::junit): a test case per job), for training smoke
+//! tests; and the tests of both.
 //!
 //! Log text is made safe for each format: a workflow command is one line
 //! whatever the log holds (so a log cannot issue commands of its own, such
 //! as `::add-mask::` or `::stop-commands::`), and the XML is well-formed
 //! (escaped, with the characters XML 1.0 forbids removed).
 
-use cudnnlog::catalog::{Catalog, Severity};
-use cudnnlog::report::{Finding, Outcome, Report};
-use std::io::Write;
+use cudnnlog::catalog::Catalog;
+use cudnnlog::report::Finding;
 
 /// The longest message put in an annotation or a failure's `message`.
-const MESSAGE_CHARS: usize = 1000;
-/// The most remediations a JUnit failure lists (the report has them all).
-const REMEDIATIONS: usize = 5;
+pub(super) const MESSAGE_CHARS: usize = 1000;
 
 /// Text without control characters (terminal escapes, `\r`, NUL, DEL, C1),
 /// lines kept when `lines`, else joined by spaces.
-fn clean(s: &str, lines: bool) -> String {
+pub(super) fn clean(s: &str, lines: bool) -> String {
     s.chars()
         .filter_map(|c| match c {
             '\n' if lines => Some('\n'),
@@ -30,7 +28,7 @@ fn clean(s: &str, lines: bool) -> String {
 }
 
 /// `s` cut to `max` characters, with `…` when cut.
-fn clip(s: &str, max: usize) -> String {
+pub(super) fn clip(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         return s.to_string();
     }
@@ -39,21 +37,9 @@ fn clip(s: &str, max: usize) -> String {
     out
 }
 
-/// A workflow command's data (after `::`): `%`, `\r`, `\n` escaped.
-fn gh_data(s: &str) -> String {
-    s.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
-}
-
-/// A workflow command's property value: as data, and `:` and `,` too.
-fn gh_property(s: &str) -> String {
-    gh_data(s).replace(':', "%3A").replace(',', "%2C")
-}
-
 /// The top cause of a finding, as a sentence: `Likely cause: TITLE (id,
 /// 69%).`
-fn top_cause(f: &Finding, catalog: &Catalog) -> Option<String> {
+pub(super) fn top_cause(f: &Finding, catalog: &Catalog) -> Option<String> {
     let c = f.causes.first()?;
     let title = catalog
         .cause(&c.id)
@@ -65,205 +51,13 @@ fn top_cause(f: &Finding, catalog: &Catalog) -> Option<String> {
     ))
 }
 
-/// The path of a finding's source, when it is a file.
-fn source_path<'r>(report: &'r Report, f: &Finding) -> Option<&'r str> {
-    let p = report.sources.get(f.first.source)?.path.as_str();
-    let pseudo = p.starts_with('<') && p.ends_with('>');
-    (!p.is_empty() && !pseudo).then_some(p)
-}
-
-/// Writes one GitHub Actions workflow command per finding, to annotate the
-/// run: `::error file=PATH,line=N,title=CLASS — TITLE::MESSAGE` (a
-/// warning finding as `::warning`). The message is the finding's first
-/// line, its likely cause and the first thing to do, on lines of their own
-/// (`%0A`). Paths that are not files (`<stdin>`) give no `file` nor `line`.
-/// A clean report writes nothing.
-pub fn github(out: &mut impl Write, report: &Report, catalog: &Catalog) -> std::io::Result<()> {
-    for f in &report.findings {
-        let command = match f.severity {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-        };
-        let mut props = Vec::new();
-        if let Some(p) = source_path(report, f) {
-            props.push(format!("file={}", gh_property(&clean(p, false))));
-            props.push(format!("line={}", f.first.line));
-        }
-        let title = format!("{} — {}", f.class, f.title);
-        props.push(format!("title={}", gh_property(&clean(&title, false))));
-        let mut lines = vec![clip(&clean(&f.message, false), MESSAGE_CHARS)];
-        if f.count > 1 {
-            lines.push(format!(
-                "Seen {} times (first at line {}).",
-                f.count, f.first.line
-            ));
-        }
-        if let Some(c) = f.caused_by.and_then(|i| report.findings.get(i)) {
-            lines.push(format!(
-                "Fallout of {} (line {}): fix that first.",
-                c.class, c.first.line
-            ));
-        }
-        if let Some(c) = top_cause(f, catalog) {
-            lines.push(c);
-        }
-        if let Some(r) = f.remediations.first() {
-            lines.push(format!("What to do: {}", clean(r, false)));
-        }
-        let message: Vec<String> = lines.iter().map(|l| clean(l, false)).collect();
-        writeln!(
-            out,
-            "::{command} {}::{}",
-            props.join(","),
-            gh_data(&message.join("\n"))
-        )?;
-    }
-    Ok(())
-}
-
-/// Text for XML 1.0 content or an attribute value: `& < > " '` escaped,
-/// the characters XML 1.0 forbids (and the other control characters)
-/// removed; line breaks kept in content (`lines`), made spaces in
-/// attributes.
-fn xml(s: &str, lines: bool) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\n' if lines => out.push('\n'),
-            '\n' | '\t' => out.push(' '),
-            '\u{fffe}' | '\u{ffff}' => {}
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// A finding as lines of a failure's body or of `system-out`.
-fn finding_lines(f: &Finding, catalog: &Catalog, detail: bool) -> Vec<String> {
-    let mut lines = vec![format!(
-        "{} {} — {} (line {}, {}×)",
-        f.severity.as_str(),
-        f.class,
-        f.title,
-        f.first.line,
-        f.count
-    )];
-    lines.push(format!(
-        "  {}",
-        clip(&clean(&f.message, false), MESSAGE_CHARS)
-    ));
-    if detail {
-        if let Some(c) = &f.culprit {
-            let ranks: Vec<String> = c.ranks.iter().map(u32::to_string).collect();
-            lines.push(format!(
-                "At fault: rank {} — {}",
-                ranks.join(", "),
-                c.reason
-            ));
-        }
-        if let Some(c) = top_cause(f, catalog) {
-            lines.push(c);
-            for e in &f.causes[0].evidence {
-                lines.push(format!("  {e}"));
-            }
-        }
-        if !f.remediations.is_empty() {
-            lines.push("What to do:".into());
-            for (i, r) in f.remediations.iter().take(REMEDIATIONS).enumerate() {
-                lines.push(format!("  {}. {r}", i + 1));
-            }
-        }
-    }
-    lines.iter().map(|l| clean(l, false)).collect()
-}
-
-/// Writes JUnit XML: one `<testsuite name="cudnnlog">` with one
-/// `<testcase classname="cudnnlog" name=JOB>` per job. A failed job has a
-/// `<failure message=… type=CLASS>` for its primary failure, whose body
-/// holds the message, the likely cause and what to do; the other findings
-/// of a failed job and the warnings of a degraded one (which passes) are in
-/// the test case's `<system-out>`. A clean job passes with nothing to say.
-pub fn junit(
-    out: &mut impl Write,
-    jobs: &[(&str, &Report)],
-    catalog: &Catalog,
-) -> std::io::Result<()> {
-    let failures = jobs
-        .iter()
-        .filter(|(_, r)| r.outcome == Outcome::Failed)
-        .count();
-    writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#)?;
-    writeln!(
-        out,
-        r#"<testsuite name="cudnnlog" tests="{}" failures="{failures}" errors="0" skipped="0">"#,
-        jobs.len()
-    )?;
-    for (name, report) in jobs {
-        let name = xml(&clean(name, false), false);
-        let failed = (report.outcome == Outcome::Failed)
-            .then(|| primary_error(report))
-            .flatten();
-        let others: Vec<&Finding> = report
-            .findings
-            .iter()
-            .filter(|f| !failed.is_some_and(|p| std::ptr::eq(*f, p)))
-            .collect();
-        if failed.is_none() && others.is_empty() {
-            writeln!(out, r#"  <testcase classname="cudnnlog" name="{name}"/>"#)?;
-            continue;
-        }
-        writeln!(out, r#"  <testcase classname="cudnnlog" name="{name}">"#)?;
-        if let Some(f) = failed {
-            let message = format!("{}: {}", f.class, clip(&clean(&f.message, false), 300));
-            writeln!(
-                out,
-                r#"    <failure message="{}" type="{}">{}</failure>"#,
-                xml(&message, false),
-                xml(&clean(&f.class, false), false),
-                xml(&finding_lines(f, catalog, true).join("\n"), true)
-            )?;
-        }
-        if !others.is_empty() {
-            let mut lines = Vec::new();
-            for f in &others {
-                lines.extend(finding_lines(f, catalog, failed.is_none()));
-            }
-            writeln!(
-                out,
-                "    <system-out>{}</system-out>",
-                xml(&lines.join("\n"), true)
-            )?;
-        }
-        writeln!(out, "  </testcase>")?;
-    }
-    writeln!(out, "</testsuite>")
-}
-
-/// The finding a failed job fails with: the primary one, else the first
-/// error.
-fn primary_error(report: &Report) -> Option<&Finding> {
-    report
-        .findings
-        .iter()
-        .find(|f| Some(&f.class) == report.primary.as_ref() && f.severity == Severity::Error)
-        .or_else(|| {
-            report
-                .findings
-                .iter()
-                .find(|f| f.severity == Severity::Error)
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::render::github::{gh_data, gh_property, github};
+    use crate::render::junit::junit;
     use cudnnlog::report::FindingsSink;
+    use cudnnlog::report::{Outcome, Report};
     use cudnnlog::{MmapChoice, ScannerBuilder};
     use std::path::{Path, PathBuf};
 

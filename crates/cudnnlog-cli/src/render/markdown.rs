@@ -1,4 +1,5 @@
-//! The report as Markdown, to paste into an issue or an incident ticket.
+//! `--format markdown`: the report, or a fleet's verdicts and groups, as
+//! Markdown to paste into an issue or an incident ticket.
 //!
 //! Whatever a log holds, the Markdown renders as cudnnlog laid it out, in
 //! any CommonMark renderer (and GitHub's): the log's text can create no
@@ -16,13 +17,38 @@
 //! - Control characters (terminal escapes, `\r`, NUL) are replaced by
 //!   U+FFFD everywhere.
 
-use crate::render::{clip, env_text, plural, sanitize, seen, shown_fields, TABLE_TEMPLATES};
+use super::verdict::{cause, first, headline, outcome};
+use super::{clip, env_text, plural, sanitize, seen, shown_fields, Ctx, Render, TABLE_TEMPLATES};
 use cudnnlog::catalog::{Catalog, Severity};
+use cudnnlog::fleet::{FleetDocument, Summary, Triaged};
 use cudnnlog::report::Report;
 use std::io::Write;
 
 /// The most findings shown with their own excerpt, after the diagnosis.
 const EXCERPTS: usize = 20;
+
+/// The Markdown renderer.
+pub struct Markdown;
+
+impl Render for Markdown {
+    fn report(
+        &self,
+        mut out: &mut dyn Write,
+        ctx: &Ctx<'_>,
+        report: &Report,
+    ) -> anyhow::Result<()> {
+        Ok(markdown(&mut out, report, ctx.catalog)?)
+    }
+
+    fn fleet(
+        &self,
+        mut out: &mut dyn Write,
+        _: &Ctx<'_>,
+        fleet: &FleetDocument,
+    ) -> anyhow::Result<()> {
+        Ok(self::fleet(&mut out, &fleet.jobs, &fleet.summary)?)
+    }
+}
 
 /// Text made safe for a Markdown paragraph, list item or table cell: it
 /// renders as the same characters and can create no markup.
@@ -400,6 +426,52 @@ fn cell_code(id: &str) -> String {
     } else {
         code_span(id)
     }
+}
+
+/// The verdicts and groups as Markdown tables, for a ticket.
+pub fn fleet(out: &mut impl Write, done: &[Triaged], summary: &Summary) -> std::io::Result<()> {
+    writeln!(out, "## cudnnlog fleet report")?;
+    writeln!(out)?;
+    writeln!(out, "{}", md(&headline(summary)))?;
+    writeln!(out)?;
+    if !summary.groups.is_empty() {
+        writeln!(out, "### Failures by fingerprint")?;
+        writeln!(out)?;
+        writeln!(out, "| jobs | class | fingerprint | message | examples |")?;
+        writeln!(out, "|---:|---|---|---|---|")?;
+        for g in &summary.groups {
+            let examples: Vec<String> = g.examples.iter().map(|e| md(e)).collect();
+            writeln!(
+                out,
+                "| {} | {} | {} | {} | {} |",
+                g.count,
+                code_span(&g.class),
+                code_span(&g.fingerprint),
+                md(&clip(&g.message, 120)),
+                examples.join(", ")
+            )?;
+        }
+        writeln!(out)?;
+    }
+    writeln!(out, "### Jobs")?;
+    writeln!(out)?;
+    writeln!(out, "| outcome | primary | first | cause | job |")?;
+    writeln!(out, "|---|---|---|---|---|")?;
+    for t in done {
+        let v = &t.verdict;
+        writeln!(
+            out,
+            "| {} | {} | {} | {} | {} |",
+            outcome(v),
+            v.primary
+                .as_ref()
+                .map_or_else(|| "-".into(), |p| code_span(p)),
+            md(&first(v)),
+            md(&cause(v)),
+            md(&v.path)
+        )?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,18 +1,94 @@
-//! Every way a report is written for people: the answer-first table and
-//! the compact lines ([`table`]), Markdown for tickets ([`markdown`]), the
-//! HTML post-mortem page ([`html`]), GitHub annotations and JUnit
-//! ([`ci_formats`]); and what they share. Text from a log never reaches the
-//! terminal with its control characters: [`sanitize`] replaces them.
+//! Every output format, behind one [`Render`] trait and one registry
+//! ([`renderer`]): a file per format, each with its report form (one job)
+//! and its fleet form (many jobs' verdicts and summary). The answer-first
+//! table ([`table`]), the compact lines for pipes ([`compact`]), JSON and
+//! NDJSON (the library's, [`json`] and [`ndjson`]), Markdown for tickets
+//! ([`markdown`]), the HTML post-mortem page ([`html`]), GitHub
+//! annotations ([`github`]) and JUnit ([`junit`]); and what they share.
+//! Text from a log never reaches the terminal with its control
+//! characters: [`sanitize`] replaces them.
+//!
+//! A new format is a [`Format`] variant, a file here that implements
+//! [`Render`], and its line in [`renderer`].
 
 pub mod ci_formats;
+pub mod compact;
+pub mod github;
 pub mod html;
+pub mod json;
+pub mod junit;
 pub mod markdown;
+pub mod ndjson;
 pub mod table;
+mod verdict;
 
-pub use table::{compact, human, table};
+pub use table::table;
 
-use cudnnlog::catalog::Severity;
+use crate::args::Format;
+use cudnnlog::catalog::{Catalog, Severity};
+use cudnnlog::fleet::{FleetDocument, Verdict};
 use cudnnlog::report::{Place, Report};
+use std::io::Write;
+
+/// The renderer of `format`: the one place a format is mapped to its code.
+pub fn renderer(format: Format) -> &'static dyn Render {
+    match format {
+        Format::Table => &table::Table,
+        Format::Compact => &compact::Compact,
+        Format::Json => &json::Json,
+        Format::Ndjson => &ndjson::Ndjson,
+        Format::Markdown => &markdown::Markdown,
+        Format::Github => &github::Github,
+        Format::Junit => &junit::Junit,
+        Format::Html => &html::Html,
+    }
+}
+
+/// What a renderer is given besides what it renders.
+#[derive(Clone, Copy)]
+pub struct Ctx<'a> {
+    /// The catalog scanned with: class and cause titles.
+    pub catalog: &'a Catalog,
+    /// Colour, width and verbosity (for the human formats).
+    pub style: &'a Style,
+}
+
+/// One output format: how it writes one job's report, and a fleet's
+/// verdicts and summary.
+pub trait Render: Sync {
+    /// Writes one job's report.
+    fn report(&self, out: &mut dyn Write, ctx: &Ctx<'_>, report: &Report) -> anyhow::Result<()>;
+
+    /// Writes what a fleet scan comes to, once every job is done: its jobs
+    /// (whole reports only where [`keeps_reports`](Render::keeps_reports);
+    /// none where the format [`streams`](Render::streams)) and summary.
+    fn fleet(
+        &self,
+        out: &mut dyn Write,
+        ctx: &Ctx<'_>,
+        fleet: &FleetDocument,
+    ) -> anyhow::Result<()>;
+
+    /// Whether the fleet form needs every job's whole report; otherwise a
+    /// job's verdict is kept and its report dropped as soon as it is done.
+    fn keeps_reports(&self) -> bool {
+        false
+    }
+
+    /// Whether the format writes as things are found: a job's findings as
+    /// soon as each is first seen, a fleet job's verdict ([`verdict`](
+    /// Render::verdict)) as soon as the job is done.
+    fn streams(&self) -> bool {
+        false
+    }
+
+    /// Writes one fleet job's verdict as soon as the job is done, for a
+    /// format that [`streams`](Render::streams).
+    fn verdict(&self, out: &mut dyn Write, verdict: &Verdict) -> anyhow::Result<()> {
+        let _ = (out, verdict);
+        Ok(())
+    }
+}
 
 /// How to write a human report.
 #[derive(Clone, Copy, Debug)]

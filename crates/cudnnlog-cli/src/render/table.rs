@@ -1,18 +1,21 @@
-//! The human-readable report, answer first: a verdict block (what failed,
-//! where, why, what to do), then the details — the findings table, the
-//! environment, every error's causes and remediations — all sized to the
-//! terminal. Piped, [`compact`] writes one line per finding instead, as rg
-//! and ruff do.
+//! `--format table`, the default on a terminal: the human-readable report,
+//! answer first — a verdict block (what failed, where, why, what to do),
+//! then the details: the findings table, the environment, every error's
+//! causes and remediations — and a fleet as a table of jobs, then the
+//! largest fingerprint groups; all sized to the terminal. Piped,
+//! [`compact`](super::compact) writes lines instead, as rg and ruff do.
 
+use super::verdict::{cause, first, headline, outcome};
 use super::{
-    clip, env_text, plural, sanitize, sanitize_line, seen, shown_fields, Paint, Style,
+    clip, env_text, plural, sanitize, sanitize_line, seen, shown_fields, Ctx, Paint, Render, Style,
     TABLE_TEMPLATES,
 };
 use crate::term::{self, columns, remediation, wrap};
 use cudnnlog::catalog::{Catalog, Severity};
-use cudnnlog::fleet::primary_finding;
+use cudnnlog::fleet::{primary_finding, FleetDocument, Summary, Triaged};
 use cudnnlog::report::{Finding, Outcome, Report};
 use std::io::Write;
+use tabled::settings::Style as TableStyle;
 
 /// Causes and remediations shown per finding without `-v`; JSON and `-v`
 /// carry them all.
@@ -23,6 +26,40 @@ const MESSAGE: usize = 300;
 const WHY_LINES: usize = 3;
 /// Lines of the verdict's "who" (the culprit) before it is clipped.
 const WHO_LINES: usize = 2;
+/// Columns from which the fleet table has room for each job's cause.
+const WIDE: usize = 120;
+/// Widest cause or message in the fleet table.
+const TABLE_TEXT: usize = 56;
+/// Groups shown in the fleet table's summary; JSON carries them all.
+const TABLE_GROUPS: usize = 10;
+
+/// The table renderer.
+pub struct Table;
+
+impl Render for Table {
+    fn report(
+        &self,
+        mut out: &mut dyn Write,
+        ctx: &Ctx<'_>,
+        report: &Report,
+    ) -> anyhow::Result<()> {
+        Ok(human(&mut out, report, ctx.catalog, ctx.style)?)
+    }
+
+    fn fleet(
+        &self,
+        mut out: &mut dyn Write,
+        ctx: &Ctx<'_>,
+        fleet: &FleetDocument,
+    ) -> anyhow::Result<()> {
+        Ok(self::fleet(
+            &mut out,
+            &fleet.jobs,
+            &fleet.summary,
+            ctx.style,
+        )?)
+    }
+}
 
 fn ranks(f: &Finding) -> String {
     if f.ranks.is_empty() {
@@ -59,21 +96,35 @@ pub fn human(
     catalog: &Catalog,
     style: &Style,
 ) -> std::io::Result<()> {
-    let paint = Paint { on: style.color };
-    verdict(out, report, catalog, style, &paint)?;
-    details(out, report, catalog, style, &paint)
+    let view = View {
+        report,
+        catalog,
+        style,
+        paint: &Paint { on: style.color },
+    };
+    verdict(out, &view)?;
+    details(out, &view)
+}
+
+/// What every part of one human report is written from and with.
+#[derive(Clone, Copy)]
+struct View<'a> {
+    report: &'a Report,
+    catalog: &'a Catalog,
+    style: &'a Style,
+    paint: &'a Paint,
 }
 
 /// The answer, in a few lines: what failed and where, who (the culprit
 /// rank), why (the top cause and its key evidence), what to do (the first
 /// remediation, its commands on lines of their own).
-fn verdict(
-    out: &mut impl Write,
-    report: &Report,
-    catalog: &Catalog,
-    style: &Style,
-    paint: &Paint,
-) -> std::io::Result<()> {
+fn verdict(out: &mut impl Write, view: &View<'_>) -> std::io::Result<()> {
+    let View {
+        report,
+        catalog,
+        style,
+        paint,
+    } = *view;
     let width = style.width;
     let lines: u64 = report.sources.iter().map(|s| s.lines).sum();
     let Some(f) = primary_finding(report) else {
@@ -164,13 +215,13 @@ fn clipped(
 
 /// Everything after the verdict: the findings table, the environment,
 /// unclassified templates, cross-run notes, then each error's details.
-fn details(
-    out: &mut impl Write,
-    report: &Report,
-    catalog: &Catalog,
-    style: &Style,
-    paint: &Paint,
-) -> std::io::Result<()> {
+fn details(out: &mut impl Write, view: &View<'_>) -> std::io::Result<()> {
+    let View {
+        report,
+        catalog: _,
+        style,
+        paint,
+    } = *view;
     let width = style.width;
     let bytes: u64 = report.sources.iter().map(|s| s.bytes).sum();
     let lines: u64 = report.sources.iter().map(|s| s.lines).sum();
@@ -222,7 +273,7 @@ fn details(
     }) {
         let is_primary = primary == Some(f as *const Finding);
         writeln!(out)?;
-        finding(out, report, catalog, style, paint, f, is_primary)?;
+        finding(out, view, f, is_primary)?;
     }
     Ok(())
 }
@@ -303,16 +354,18 @@ fn ranks_named(c: &cudnnlog::report::Culprit) -> String {
 /// One error's details: where, its message, the culprit, the likely
 /// causes and what to do. For the primary finding the first remediation
 /// was the verdict's, so the list goes on from the second.
-#[allow(clippy::too_many_arguments)]
 fn finding(
     out: &mut impl Write,
-    report: &Report,
-    catalog: &Catalog,
-    style: &Style,
-    paint: &Paint,
+    view: &View<'_>,
     f: &Finding,
     is_primary: bool,
 ) -> std::io::Result<()> {
+    let View {
+        report,
+        catalog,
+        style,
+        paint,
+    } = *view;
     let width = style.width;
     if let Some(cause) = f.caused_by.and_then(|i| report.findings.get(i)) {
         let head = format!(
@@ -432,65 +485,6 @@ fn finding(
     Ok(())
 }
 
-/// The report as lines for a pipe, as rg and ruff write them: one per
-/// finding (`path:line: severity class: message`), then the verdict's
-/// `primary:`, `cause:` and `fix:` lines. No box drawing, no colour, no
-/// wrapping.
-pub fn compact(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
-    let one_line = |s: &str| sanitize(s).replace('\n', " ");
-    for f in &report.findings {
-        let path = report
-            .sources
-            .get(f.first.source)
-            .map_or("?", |s| s.path.as_str());
-        let fallout = match f.caused_by.and_then(|i| report.findings.get(i)) {
-            Some(c) => format!(" (fallout of {})", c.class),
-            None => String::new(),
-        };
-        writeln!(
-            out,
-            "{}:{}: {} {}{fallout}: {}",
-            one_line(path),
-            f.first.line,
-            f.severity.as_str(),
-            f.class,
-            one_line(&f.message)
-        )?;
-    }
-    let Some(f) = primary_finding(report) else {
-        writeln!(out, "no findings")?;
-        return Ok(());
-    };
-    let kind = if report.outcome == Outcome::Degraded {
-        "primary warning"
-    } else {
-        "primary"
-    };
-    writeln!(out, "{kind}: {} — {}", f.class, one_line(&f.title))?;
-    if let Some(c) = &f.culprit {
-        let ranks: Vec<String> = c.ranks.iter().map(u32::to_string).collect();
-        writeln!(
-            out,
-            "culprit: rank {}: {}",
-            ranks.join(","),
-            one_line(&c.reason)
-        )?;
-    }
-    if let Some(c) = f.causes.first() {
-        let evidence = c.evidence.first().map_or(String::new(), |e| one_line(e));
-        writeln!(
-            out,
-            "cause: {} ({:.0}%): {evidence}",
-            c.id,
-            c.confidence * 100.0
-        )?;
-    }
-    if let Some(r) = f.remediations.first() {
-        writeln!(out, "fix: {}", one_line(r))?;
-    }
-    Ok(())
-}
-
 /// Error lines no pattern explains, as templates with counts.
 fn unclassified(out: &mut impl Write, report: &Report, width: usize) -> std::io::Result<()> {
     if report.unclassified.is_empty() {
@@ -556,4 +550,118 @@ fn first_at(report: &Report, f: &Finding) -> String {
         sanitize_line(source),
         seen(&f.first).trim_start_matches("line ")
     )
+}
+
+/// One row per job, then the summary: counts, then the largest groups.
+pub fn fleet(
+    out: &mut impl Write,
+    done: &[Triaged],
+    summary: &Summary,
+    style: &Style,
+) -> std::io::Result<()> {
+    let paint = Paint { on: style.color };
+    // The cause column only where there is room for it.
+    let with_cause = style.width >= WIDE;
+    let rows: Vec<Vec<String>> = done
+        .iter()
+        .map(|t| {
+            let v = &t.verdict;
+            let mut row = vec![
+                outcome(v).to_string(),
+                v.primary.clone().unwrap_or_else(|| "-".into()),
+                clip(&first(v), TABLE_TEXT),
+            ];
+            if with_cause {
+                row.push(clip(&cause(v), TABLE_TEXT));
+            }
+            row.push(sanitize_line(&v.path));
+            row
+        })
+        .collect();
+    let mut header = vec!["OUTCOME", "PRIMARY", "FIRST"];
+    if with_cause {
+        header.push("CAUSE");
+    }
+    header.push("JOB");
+    let natural: Vec<usize> = (0..header.len())
+        .map(|c| {
+            rows.iter()
+                .map(|r| columns(&r[c]))
+                .chain([header[c].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let widths = term::fit_columns(&natural, style.width, 24, 8);
+    let mut builder = tabled::builder::Builder::default();
+    builder.push_record(header.iter().map(|h| h.to_string()));
+    for row in rows {
+        let last = row.len() - 1;
+        builder.push_record(row.into_iter().enumerate().map(|(c, cell)| {
+            if c == last {
+                // Paths of one fleet agree at their start: clip that.
+                clip_left(&cell, widths[c])
+            } else {
+                term::fill(&cell, widths[c])
+            }
+        }));
+    }
+    let mut t = builder.build();
+    t.with(TableStyle::sharp());
+    writeln!(out, "{t}")?;
+    writeln!(out)?;
+    writeln!(out, "{}", paint.wrap("1", &headline(summary)))?;
+    if summary.groups.is_empty() {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(out, "failures by fingerprint:")?;
+    for g in summary.groups.iter().take(TABLE_GROUPS) {
+        let jobs = if g.count == 1 { "job" } else { "jobs" };
+        let lead = format!("  {:>5} {jobs:<4}  ", g.count);
+        let head = format!("{}  {}  ", sanitize(&g.class), g.fingerprint);
+        let room = style
+            .width
+            .saturating_sub(columns(&lead) + columns(&head))
+            .max(20);
+        writeln!(
+            out,
+            "{lead}{}  {}  {}",
+            paint.wrap("1", &sanitize(&g.class)),
+            g.fingerprint,
+            clip(&g.message, room)
+        )?;
+        let more = g.count as usize - g.examples.len().min(g.count as usize);
+        let mut examples: Vec<String> = g.examples.iter().map(|e| sanitize(e)).collect();
+        if more > 0 {
+            examples.push(format!("+{more} more"));
+        }
+        for line in wrap(
+            &examples.join(", "),
+            style.width,
+            "               e.g. ",
+            "                    ",
+        ) {
+            writeln!(out, "{line}")?;
+        }
+    }
+    if summary.groups.len() > TABLE_GROUPS {
+        writeln!(
+            out,
+            "  … {} more groups (--format json lists them all)",
+            summary.groups.len() - TABLE_GROUPS
+        )?;
+    }
+    Ok(())
+}
+
+/// A path clipped at its start, where paths of one fleet agree.
+fn clip_left(s: &str, max: usize) -> String {
+    let s = sanitize(s).replace('\n', " ");
+    let n = s.chars().count();
+    if n <= max {
+        return s;
+    }
+    let tail: String = s.chars().skip(n - (max - 1)).collect();
+    format!("…{tail}")
 }

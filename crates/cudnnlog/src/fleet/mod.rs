@@ -97,21 +97,9 @@ pub struct FleetDocument {
 /// assert!(done.verdict.error.unwrap().contains("file.log"));
 /// ```
 pub fn scan_job(scanner: &Scanner, job: &Job, mmap: MmapChoice) -> Triaged {
-    let mut sink = FindingsSink::new(scanner.catalog());
-    let mut errors = Vec::new();
-    for source in &job.sources {
-        // Each file into a fork of its own: its untagged lines are its
-        // rank's. A truncated archive keeps what was read before the
-        // damage (the fork has that source), and the error is noted.
-        let mut fork = sink.fork();
-        if let Err(e) = scanner.scan_path_parallel(&source.path, mmap, &mut fork, &|_| {}) {
-            errors.push(e.to_string());
-        }
-        if let Some(rank) = source.rank {
-            fork.assume_rank(rank);
-        }
-        sink.join(fork);
-    }
+    let inputs: Vec<JobInput> = job.sources.iter().cloned().map(JobInput::File).collect();
+    let Scanned { sink, errors } = scan_inputs(scanner, &inputs, mmap, &NoHooks);
+    let errors: Vec<String> = errors.iter().map(|(_, e)| e.to_string()).collect();
     let read = sink.sources().len();
     let report = sink.into_report();
     let mut verdict = if read == 0 && !errors.is_empty() {
@@ -130,6 +118,242 @@ pub fn scan_job(scanner: &Scanner, job: &Job, mmap: MmapChoice) -> Triaged {
         verdict.error = Some(errors.join("; "));
     }
     Triaged { verdict, report }
+}
+
+/// One input of a job, for [`scan_inputs`]: one of its files (with the
+/// rank its name gives), or standard input.
+///
+/// ```
+/// use cudnnlog::fleet::{group, JobInput};
+/// let job = &group(&["logs/rank1.log".into()])[0];
+/// let input = JobInput::File(job.sources[0].clone());
+/// assert_eq!(input.name(), "logs/rank1.log");
+/// assert_eq!(JobInput::Stdin.name(), "<stdin>");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JobInput {
+    /// A file; its untagged lines are its rank's, when it has one.
+    File(JobSource),
+    /// Standard input ([`Scanner::scan_stdin`]).
+    Stdin,
+}
+
+impl JobInput {
+    /// The input as a report names it: the path as given, or `<stdin>`.
+    ///
+    /// ```
+    /// use cudnnlog::fleet::{JobInput, JobSource};
+    /// let file = JobInput::File(JobSource { path: "train.log".into(), rank: None });
+    /// assert_eq!(file.name(), "train.log");
+    /// ```
+    pub fn name(&self) -> String {
+        match self {
+            JobInput::File(source) => source.path.display().to_string(),
+            JobInput::Stdin => "<stdin>".to_string(),
+        }
+    }
+}
+
+/// What a caller adds to [`scan_inputs`]: a sink around each input's fork
+/// of the job's [`FindingsSink`] (one that also streams what it sees, say),
+/// progress as each file is read, and whether the inputs are scanned at
+/// once. The forks, the ranks and the join stay [`scan_inputs`]' own, so
+/// the report is the one [`scan_job`] gives.
+///
+/// ```
+/// use cudnnlog::fleet::{scan_inputs, JobInput, JobSource, ScanHooks};
+/// use cudnnlog::report::FindingsSink;
+/// use cudnnlog::{Catalog, MmapChoice, ScannerBuilder};
+/// use std::sync::atomic::{AtomicU64, Ordering};
+///
+/// /// Counts the bytes read, over all files.
+/// struct Bytes(AtomicU64);
+///
+/// impl<'c> ScanHooks<'c> for Bytes {
+///     type Sink = FindingsSink<'c>;
+///     fn sink(&self, _: usize, _: &JobInput, fork: FindingsSink<'c>) -> FindingsSink<'c> {
+///         fork
+///     }
+///     fn findings(&self, sink: FindingsSink<'c>) -> FindingsSink<'c> {
+///         sink
+///     }
+///     fn progress(&self, _: usize, done: u64) {
+///         self.0.fetch_max(done, Ordering::Relaxed);
+///     }
+/// }
+///
+/// let path = std::env::temp_dir().join(format!("cudnnlog-doc-hooks-{}.log", std::process::id()));
+/// std::fs::write(&path, "RuntimeError: CUDA error: an illegal memory access was encountered\n")?;
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+/// let inputs = [JobInput::File(JobSource { path: path.clone(), rank: Some(2) })];
+/// let hooks = Bytes(AtomicU64::new(0));
+/// let scanned = scan_inputs(&scanner, &inputs, MmapChoice::never(), &hooks);
+/// assert_eq!(hooks.0.load(Ordering::Relaxed), std::fs::metadata(&path)?.len());
+/// assert_eq!(scanned.sink.into_report().findings[0].ranks, [2]);
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub trait ScanHooks<'c>: Sync {
+    /// The sink each input is scanned into: its fork, perhaps wrapped.
+    type Sink: Fork<Error = crate::Error>;
+
+    /// The sink input `index` is scanned into, around `fork`, an empty
+    /// fork of the job's sink.
+    fn sink(&self, index: usize, input: &JobInput, fork: FindingsSink<'c>) -> Self::Sink;
+
+    /// The fork inside `sink`, once its input is scanned, to be joined.
+    fn findings(&self, sink: Self::Sink) -> FindingsSink<'c>;
+
+    /// Called with the bytes of file `index` read so far, from the
+    /// thread that reads it. Nothing by default.
+    fn progress(&self, index: usize, done: u64) {
+        let _ = (index, done);
+    }
+
+    /// Whether the inputs are scanned at once on rayon's threads (the
+    /// report is the same): a job of many files is done sooner, but a
+    /// fleet, whose jobs already fill every core, gains nothing. `false`
+    /// by default: one after the other.
+    fn parallel(&self) -> bool {
+        false
+    }
+}
+
+/// No hooks: each input straight into its fork, one after the other; what
+/// [`scan_job`] uses.
+///
+/// ```
+/// use cudnnlog::fleet::{scan_inputs, JobInput, NoHooks};
+/// use cudnnlog::{Catalog, MmapChoice, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+/// let scanned = scan_inputs(&scanner, &[], MmapChoice::never(), &NoHooks);
+/// assert!(scanned.errors.is_empty() && scanned.sink.sources().is_empty());
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoHooks;
+
+impl<'c> ScanHooks<'c> for NoHooks {
+    type Sink = FindingsSink<'c>;
+
+    fn sink(&self, _: usize, _: &JobInput, fork: FindingsSink<'c>) -> FindingsSink<'c> {
+        fork
+    }
+
+    fn findings(&self, sink: FindingsSink<'c>) -> FindingsSink<'c> {
+        sink
+    }
+}
+
+/// The inputs of one job, scanned by [`scan_inputs`].
+///
+/// ```
+/// use cudnnlog::fleet::{scan_inputs, JobInput, JobSource, NoHooks};
+/// use cudnnlog::{Catalog, MmapChoice, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+/// let missing = JobInput::File(JobSource { path: "/no/such/rank0.log".into(), rank: Some(0) });
+/// let scanned = scan_inputs(&scanner, &[missing], MmapChoice::never(), &NoHooks);
+/// assert_eq!(scanned.errors[0].0, 0);
+/// assert!(scanned.errors[0].1.to_string().contains("rank0.log"));
+/// ```
+pub struct Scanned<'c> {
+    /// Every input's findings, joined in the order of the inputs, the
+    /// untagged lines of a file with a rank taken as that rank's: call
+    /// [`FindingsSink::into_report`] for the report.
+    pub sink: FindingsSink<'c>,
+    /// The inputs that could not be read, or not to their end, by index,
+    /// in order. What was read before a read failed part way is in
+    /// [`sink`](Scanned::sink).
+    pub errors: Vec<(usize, crate::Error)>,
+}
+
+impl<'c> Scanned<'c> {
+    /// Takes in the fork input `index` was scanned into, and its error.
+    fn join(
+        &mut self,
+        input: &JobInput,
+        index: usize,
+        error: Option<crate::Error>,
+        mut fork: FindingsSink<'c>,
+    ) {
+        if let Some(e) = error {
+            self.errors.push((index, e));
+        }
+        if let JobInput::File(JobSource {
+            rank: Some(rank), ..
+        }) = input
+        {
+            fork.assume_rank(*rank);
+        }
+        self.sink.join(fork);
+    }
+}
+
+/// Scans the inputs of one job, each into a fork of one [`FindingsSink`]
+/// (made by `hooks`), the files with [`Scanner::scan_path_parallel`] and
+/// standard input with [`Scanner::scan_stdin`]; takes each file's untagged
+/// lines as its rank's ([`FindingsSink::assume_rank`]) and joins the forks
+/// in order, so each input's sources are numbered after those before it.
+/// [`scan_job`] is this without hooks, and its verdict.
+///
+/// ```
+/// use cudnnlog::fleet::{group, scan_inputs, JobInput, NoHooks};
+/// use cudnnlog::{Catalog, MmapChoice, ScannerBuilder};
+/// let dir = std::env::temp_dir().join(format!("cudnnlog-doc-scan-inputs-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// std::fs::write(dir.join("rank0.log"), "INFO step 1\n")?;
+/// std::fs::write(dir.join("rank1.log"), "RuntimeError: CUDA error: an illegal memory access was encountered\n")?;
+/// let job = &group(&[dir.join("rank0.log"), dir.join("rank1.log")])[0];
+/// let inputs: Vec<JobInput> = job.sources.iter().cloned().map(JobInput::File).collect();
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+/// let report = scan_inputs(&scanner, &inputs, MmapChoice::never(), &NoHooks).sink.into_report();
+/// assert_eq!((report.sources.len(), report.findings[0].first.source), (2, 1));
+/// assert_eq!(report.findings[0].ranks, [1]);
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn scan_inputs<'c, H: ScanHooks<'c>>(
+    scanner: &'c Scanner,
+    inputs: &[JobInput],
+    mmap: MmapChoice,
+    hooks: &H,
+) -> Scanned<'c> {
+    let mut scanned = Scanned {
+        sink: FindingsSink::new(scanner.catalog()),
+        errors: Vec::new(),
+    };
+    // Each input into a fork of its own: a file's untagged lines are its
+    // rank's. A truncated archive keeps what was read before the damage
+    // (the fork has that source), and the error is noted.
+    let scan = |index: usize, input: &JobInput, fork: FindingsSink<'c>| {
+        let mut sink = hooks.sink(index, input, fork);
+        let result = match input {
+            JobInput::Stdin => scanner.scan_stdin(&mut sink),
+            JobInput::File(source) => {
+                let progress = |done| hooks.progress(index, done);
+                scanner.scan_path_parallel(&source.path, mmap, &mut sink, &progress)
+            }
+        };
+        (result.err(), hooks.findings(sink))
+    };
+    if hooks.parallel() {
+        use rayon::prelude::*;
+        let forks: Vec<FindingsSink<'c>> = inputs.iter().map(|_| scanned.sink.fork()).collect();
+        let done: Vec<_> = inputs
+            .par_iter()
+            .zip(forks)
+            .enumerate()
+            .map(|(i, (input, fork))| scan(i, input, fork))
+            .collect();
+        for (i, (error, fork)) in done.into_iter().enumerate() {
+            scanned.join(&inputs[i], i, error, fork);
+        }
+    } else {
+        for (i, input) in inputs.iter().enumerate() {
+            let (error, fork) = scan(i, input, scanned.sink.fork());
+            scanned.join(input, i, error, fork);
+        }
+    }
+    scanned
 }
 
 /// Scans every job on all cores (a job's files one after another) and

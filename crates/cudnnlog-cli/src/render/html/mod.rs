@@ -17,15 +17,47 @@ pub mod excerpt;
 mod fleet;
 mod timeline;
 
-pub use fleet::fleet_page;
-
 use crate::render::markdown::split_code_spans;
-use crate::render::{clip, env_text, plural, seen, shown_fields, TABLE_TEMPLATES};
+use crate::render::{clip, env_text, plural, seen, shown_fields, Ctx, Render, TABLE_TEMPLATES};
 use cudnnlog::catalog::{Catalog, Severity};
+use cudnnlog::fleet::FleetDocument;
 use cudnnlog::report::{Finding, Outcome, Report};
 use excerpt::Files;
 use std::fmt::Write as _;
 use std::io::Write;
+
+/// The HTML renderer: the page of one job, or of a fleet.
+pub struct Html;
+
+impl Render for Html {
+    fn report(
+        &self,
+        mut out: &mut dyn Write,
+        ctx: &Ctx<'_>,
+        report: &Report,
+    ) -> anyhow::Result<()> {
+        let files = Files::open(&report.sources);
+        Ok(page(&mut out, report, ctx.catalog, &files)?)
+    }
+
+    fn fleet(
+        &self,
+        mut out: &mut dyn Write,
+        ctx: &Ctx<'_>,
+        fleet: &FleetDocument,
+    ) -> anyhow::Result<()> {
+        Ok(fleet::fleet_page(
+            &mut out,
+            &fleet.jobs,
+            &fleet.summary,
+            ctx.catalog,
+        )?)
+    }
+
+    fn keeps_reports(&self) -> bool {
+        true
+    }
+}
 
 /// The page's style sheet.
 const CSS: &str = include_str!("page.css");

@@ -1,14 +1,12 @@
-//! The commands that show and check the catalog: `explain ID`,
-//! `patterns list` and `patterns check DIR`. Catalog text can come from a
-//! user's directory, so everything printed passes through [`sanitize`].
+//! `cudnnlog explain ID`: what a class, a root cause or a pattern of the
+//! catalog means, as text or JSON, and the ids near a mistyped one.
+//! Catalog text can come from a user's directory, so everything printed
+//! passes through [`sanitize`].
 
 use crate::render::sanitize;
 use cudnnlog::catalog::{Catalog, Pattern, Severity};
 use cudnnlog::ids::cause;
 use std::fmt::Write as _;
-use std::io::Write;
-use tabled::settings::{object::Columns, Modify, Style, Width};
-use tabled::{Table, Tabled};
 
 /// Width prose is wrapped to.
 const WRAP: usize = 88;
@@ -412,156 +410,4 @@ fn explain_pattern(catalog: &Catalog, p: &Pattern, out: &mut String) {
         let _ = writeln!(out, "\nNot matched {}{why}:", i + 1);
         indented_log(out, &cx.log);
     }
-}
-
-#[derive(Tabled)]
-struct Row {
-    #[tabled(rename = "PATTERN")]
-    id: String,
-    #[tabled(rename = "CLASS")]
-    class: String,
-    #[tabled(rename = "SEVERITY")]
-    severity: &'static str,
-    #[tabled(rename = "STATUS")]
-    status: &'static str,
-    #[tabled(rename = "SUMMARY")]
-    summary: String,
-}
-
-/// Writes the catalog's patterns as a table, sorted by class.
-pub fn list_table(out: &mut impl Write, patterns: &[&Pattern]) -> std::io::Result<()> {
-    let rows = patterns.iter().map(|p| Row {
-        id: sanitize(&p.id),
-        class: sanitize(&p.class),
-        severity: p.severity.as_str(),
-        status: match p.stability {
-            cudnnlog::catalog::Stability::Stable => "stable",
-            cudnnlog::catalog::Stability::Preview => "preview",
-        },
-        summary: sanitize(&p.summary),
-    });
-    let mut table = Table::new(rows);
-    table
-        .with(Style::sharp())
-        .with(Modify::new(Columns::single(4)).with(Width::wrap(60).keep_words(true)));
-    writeln!(out, "{table}")?;
-    writeln!(out, "{} patterns", patterns.len())
-}
-
-/// The catalog's patterns as JSON values.
-pub fn list_json(patterns: &[&Pattern]) -> serde_json::Value {
-    patterns
-        .iter()
-        .map(|p| {
-            serde_json::json!({
-                "id": p.id,
-                "class": p.class,
-                "severity": p.severity,
-                "status": p.stability,
-                "stability": p.stability,
-                "since": p.since,
-                "summary": p.summary,
-                "anchors": p.anchors,
-                "file": p.file,
-            })
-        })
-        .collect()
-}
-
-/// A starter pattern file for an unclassified template: anchors from its
-/// longest constant run, a regex with `\S+` for its variable tokens, its
-/// example line. It loads and passes `patterns check` as written; its class,
-/// documentation and causes are for the user to fill in.
-pub fn suggest(template: &cudnnlog::report::Unclassified) -> (String, String) {
-    let tokens: Vec<&str> = template.template.split(' ').collect();
-    let wild = |t: &str| t.starts_with(cudnnlog::report::WILDCARD);
-    // The id: the first constant words, kebab-case.
-    let words: Vec<String> = tokens
-        .iter()
-        .filter(|t| !wild(t))
-        .map(|t| {
-            t.chars()
-                .filter(|c| c.is_ascii_alphanumeric())
-                .collect::<String>()
-                .to_ascii_lowercase()
-        })
-        .filter(|w| !w.is_empty())
-        .take(5)
-        .collect();
-    let id = format!("local-{}", words.join("-"));
-    // The anchor: the longest run of constant tokens.
-    let mut best = String::new();
-    let mut run: Vec<&str> = Vec::new();
-    for t in tokens.iter().chain(std::iter::once(&"<*>")) {
-        if wild(t) {
-            let joined = run.join(" ");
-            if joined.len() > best.len() {
-                best = joined;
-            }
-            run.clear();
-        } else {
-            run.push(t);
-        }
-    }
-    let regex: Vec<String> = tokens
-        .iter()
-        .map(|t| match t.strip_prefix(cudnnlog::report::WILDCARD) {
-            Some(tail) => format!(r"\S+?{}", regex_escape(tail)),
-            None => regex_escape(t),
-        })
-        .collect();
-    // Every value the log gave is quoted by the TOML serializer, which
-    // picks a literal or a basic string and escapes what needs it: a line
-    // may hold `'''`, `"""`, backslashes or control characters, and the
-    // draft must load as it is written.
-    let toml_str = |s: &str| toml::Value::String(s.to_string()).to_string();
-    let text = format!(
-        r#"# Drafted by `cudnnlog patterns suggest` from {count} unclassified line(s); first seen on
-# line {line}. Edit the class, summary, doc, causes and remediations, add a
-# counterexample, then run `cudnnlog patterns check DIR`.
-id = {id}
-class = "python.exception"  # edit: pick the class from patterns/classes.toml
-severity = "error"
-stability = "preview"
-since = "0.1.0"
-summary = {summary}
-anchors = [{anchor}]
-regex = {regex}
-
-[doc]
-what = {what}
-why = "TODO: why it happens."
-
-[[causes]]
-id = "code_bug"  # edit: the likely causes (patterns/causes.toml)
-prior = 0.5
-
-[[examples]]
-log = {example}
-"#,
-        id = toml_str(&id),
-        count = template.count,
-        line = template.first.line,
-        summary = toml_str(&format!("TODO: {}", template.template)),
-        anchor = toml_str(if best.len() >= 4 {
-            &best
-        } else {
-            "TODO: an anchor"
-        }),
-        regex = toml_str(&regex.join(r"\s+")),
-        what = toml_str(&format!("Lines like: {}", template.template)),
-        example = toml_str(&format!("{}\n", template.example)),
-    );
-    (id, text)
-}
-
-fn regex_escape(s: &str) -> String {
-    let mut out = String::new();
-    for c in s.chars() {
-        if "\\.+*?()|[]{}^$#&-~".contains(c) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
 }

@@ -1,0 +1,10 @@
+//! The subcommands' handlers: `scan` (one job's report, or a fleet's
+//! verdicts; `--follow` watches a growing log), `run` (wrap a training
+//! command and diagnose it when it exits), and the catalog's `explain` and
+//! `patterns …`. `main.rs` parses the arguments and dispatches here.
+
+pub mod fleet;
+pub mod follow;
+pub mod patterns;
+pub mod run;
+pub mod scan;

@@ -1,0 +1,474 @@
+//! `cudnnlog scan`, in three steps: a [`Plan`] from the arguments and the
+//! config (the inputs, the format and style, the mode: `--follow`, one
+//! job, or a fleet of jobs); its run, which scans through the library
+//! (one job with [`cudnnlog::fleet::scan_inputs`], many with
+//! [`cudnnlog::fleet::triage`]) and writes with the format's renderer; and
+//! one exit policy ([`exit_code`]) over what the run [`Seen`].
+
+use crate::args::{FailOn, Format, ScanArgs};
+use crate::cmd::{fleet, follow};
+use crate::config::Config;
+use crate::render::{self, Ctx, Render, Style};
+use crate::stream_sink::{Shared, Streaming};
+use crate::term::{self, Color, Stream};
+use crate::{inputs, load_catalog};
+use cudnnlog::fleet::{JobInput, ScanHooks};
+use cudnnlog::report::FindingsSink;
+use cudnnlog::{Catalog, MmapChoice, Scanner, ScannerBuilder};
+use std::collections::HashMap;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Scans what `args` names, with the defaults of `config`.
+pub fn scan(args: ScanArgs, config: &Config, color: Color) -> anyhow::Result<ExitCode> {
+    let fail_on = args.fail_on;
+    let seen = Plan::new(args, config, color)?.run()?;
+    Ok(exit_code(fail_on, &seen))
+}
+
+/// What a scan will do, decided from the arguments and the config before
+/// a log is read.
+struct Plan {
+    /// The patterns to scan with.
+    catalog: Catalog,
+    /// What to scan, and how the inputs make jobs.
+    mode: Mode,
+    /// Whether files are mapped (`--no-mmap`: never).
+    mmap: MmapChoice,
+    /// Where and how the results are written.
+    output: Output,
+}
+
+/// What to scan.
+enum Mode {
+    /// `--follow`: watch one file (`-`: standard input) as it grows, for
+    /// `limit` when given.
+    Follow {
+        path: PathBuf,
+        limit: Option<Duration>,
+    },
+    /// One job: one report of all the inputs (the ranks their names give).
+    Job(Vec<JobInput>),
+    /// Many jobs: a verdict each, then the fleet's summary.
+    Fleet(Vec<cudnnlog::fleet::Job>),
+}
+
+/// Where and how the results are written.
+struct Output {
+    /// The format's renderer.
+    render: &'static dyn Render,
+    /// Colour, width and verbosity.
+    style: Style,
+    /// Standard output, or the file `--output` names.
+    out: Box<dyn Write + Send>,
+    /// `--output` was given: partial findings are not streamed to a file.
+    to_file: bool,
+    /// `--quiet`: nothing but the exit status.
+    quiet: bool,
+}
+
+/// What a run saw, as far as the exit status goes.
+#[derive(Default)]
+struct Seen {
+    /// An input could not be read, or not to its end.
+    unreadable: bool,
+    /// A finding of any severity (`--fail-on warning`).
+    finding: bool,
+    /// A failure (`--fail-on error`): an error finding in one job's
+    /// report, a failed job in a fleet.
+    failure: bool,
+}
+
+/// The exit status: 2 when an input could not be read, 1 when what was
+/// seen is as bad as `--fail-on` says, else 0.
+fn exit_code(fail_on: FailOn, seen: &Seen) -> ExitCode {
+    let fails = match fail_on {
+        FailOn::Never => false,
+        FailOn::Warning => seen.finding,
+        FailOn::Error => seen.failure,
+    };
+    if seen.unreadable {
+        ExitCode::from(2)
+    } else if fails {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+impl Plan {
+    /// The plan for `args`: the catalog, the format (`--format`, else the
+    /// output file's extension, else the config's, else `table` on a
+    /// terminal and `compact` elsewhere), the output (opened), the style,
+    /// then the inputs and how they make jobs.
+    fn new(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result<Plan> {
+        let mut dirs = config.patterns.clone();
+        dirs.extend(args.patterns.iter().cloned());
+        let catalog = load_catalog(&dirs)?;
+        if args.files.is_empty() {
+            if std::io::stdin().is_terminal() {
+                anyhow::bail!(
+                    "nothing to scan: name a log file or directory, or pipe a log in \
+                     (`cudnnlog scan train.log`, `kubectl logs job/x | cudnnlog scan`)"
+                );
+            }
+            args.files.push(PathBuf::from("-"));
+        }
+        let to_file = args.output.is_some();
+        let format = args
+            .format
+            .or_else(|| args.output.as_deref().and_then(Format::of_path))
+            .or(config.format)
+            .unwrap_or(if std::io::stdout().is_terminal() && !to_file {
+                Format::Table
+            } else {
+                Format::Compact
+            });
+        let out = open_output(args.output.as_deref(), &args.files)?;
+        // Colour and the terminal's width only for a terminal.
+        let style = Style {
+            color: !to_file && term::color(color, Stream::Stdout),
+            width: if to_file {
+                term::DEFAULT_WIDTH
+            } else {
+                term::width(Stream::Stdout)
+            },
+            verbose: args.verbose,
+        };
+        let output = Output {
+            render: render::renderer(format),
+            style,
+            out,
+            to_file,
+            quiet: args.quiet,
+        };
+        let mmap = if args.no_mmap {
+            MmapChoice::never()
+        } else {
+            // SAFETY: a log being appended to while mapped is fine (we see a
+            // prefix); one truncated under us may end the process with SIGBUS.
+            // ripgrep accepts the same trade for its default search.
+            unsafe { MmapChoice::auto() }
+        };
+        Ok(Plan {
+            catalog,
+            mode: Mode::of(&args)?,
+            mmap,
+            output,
+        })
+    }
+
+    /// Scans and writes as planned.
+    fn run(self) -> anyhow::Result<Seen> {
+        // Never freed: the process ends after the scan, and dropping the
+        // catalog's thousands of strings and automata is a tenth of the scan
+        // of a small log (a fleet scans thousands).
+        let scanner = std::mem::ManuallyDrop::new(ScannerBuilder::new().build(self.catalog));
+        let mut output = self.output;
+        match self.mode {
+            Mode::Follow { path, limit } => {
+                let ndjson = output.render.streams();
+                follow::follow(&scanner, &path, ndjson, limit, &mut output.out)?;
+                Ok(Seen::default())
+            }
+            Mode::Fleet(jobs) => {
+                let ctx = Ctx {
+                    catalog: scanner.catalog(),
+                    style: &output.style,
+                };
+                let (render, quiet) = (output.render, output.quiet);
+                let done = fleet::run(&scanner, &jobs, self.mmap, render, &ctx, quiet, output.out)?;
+                Ok(Seen {
+                    unreadable: jobs.len() as u64 > done.summary.jobs
+                        || done.summary.unreadable > 0
+                        || done.any_error,
+                    finding: done.any_finding,
+                    failure: done.summary.failed > 0,
+                })
+            }
+            Mode::Job(inputs) => job(&scanner, &inputs, self.mmap, output),
+        }
+    }
+}
+
+impl Mode {
+    /// `--follow`'s one file; else the inputs (walked, their notes on
+    /// standard error), as one job or, when they are several jobs' and
+    /// `--job` is not given, as a fleet.
+    fn of(args: &ScanArgs) -> anyhow::Result<Mode> {
+        if args.follow {
+            let [path] = args.files.as_slice() else {
+                anyhow::bail!("--follow watches exactly one file");
+            };
+            let limit = args.follow_for.map(Duration::from_secs_f64);
+            return Ok(Mode::Follow {
+                path: path.clone(),
+                limit,
+            });
+        }
+        let walk = cudnnlog::source::Walk {
+            globs: args.glob.clone(),
+            max_depth: args.max_depth,
+            hidden: args.hidden,
+            no_ignore: args.no_ignore,
+        };
+        let (mut inputs, notes) = inputs::expand(&args.files, &walk)?;
+        for note in notes.iter().filter(|_| !args.quiet) {
+            writeln!(
+                std::io::stderr(),
+                "cudnnlog: {}",
+                render::sanitize_line(note)
+            )?;
+        }
+        if inputs.is_empty() {
+            anyhow::bail!("no files to scan (the directories hold no log files that match)");
+        }
+        let paths: Vec<PathBuf> = inputs
+            .iter()
+            .filter_map(|i| match i {
+                JobInput::File(s) => Some(s.path.clone()),
+                JobInput::Stdin => None,
+            })
+            .collect();
+        let jobs = cudnnlog::fleet::group(&paths);
+        let several = jobs.len() + usize::from(paths.len() < inputs.len()) > 1;
+        if several && !args.job {
+            if paths.len() < inputs.len() {
+                anyhow::bail!(
+                    "standard input cannot be one job among files of others; \
+                     add --job to take all inputs as one job"
+                );
+            }
+            return Ok(Mode::Fleet(jobs));
+        }
+        // One job: the ranks its files' names give (with `--job` too: files
+        // that are visibly one job's ranks stay ranks, not runs).
+        let rank_of: HashMap<&Path, u32> = jobs
+            .iter()
+            .flat_map(|j| j.sources.iter())
+            .filter_map(|s| Some((s.path.as_path(), s.rank?)))
+            .collect();
+        for input in &mut inputs {
+            if let JobInput::File(s) = input {
+                s.rank = rank_of.get(s.path.as_path()).copied();
+            }
+        }
+        Ok(Mode::Job(inputs))
+    }
+}
+
+/// Scans one job's `inputs` into one report (the files in parallel, each
+/// into a fork of the report's sink, joined in the order given) and writes
+/// it. A format that streams has each finding's first match written as
+/// soon as it is seen.
+fn job(
+    scanner: &Scanner,
+    inputs: &[JobInput],
+    mmap: MmapChoice,
+    mut output: Output,
+) -> anyhow::Result<Seen> {
+    // Partial findings are streamed to a reader, not to a file.
+    let shared = (output.render.streams() && !output.quiet && !output.to_file)
+        .then(|| Shared::new(Box::new(std::io::stdout())));
+    let hooks = Hooks::new(inputs, shared.clone(), output.quiet);
+    let scanned = cudnnlog::fleet::scan_inputs(scanner, inputs, mmap, &hooks);
+    if let Some(bar) = hooks.bar {
+        bar.finish_and_clear();
+    }
+    // A truncated or corrupt archive, or a read that failed part way: what
+    // was read before it was scanned, and the error is still reported (one
+    // line, exit 2), unless output was closed.
+    let closed = shared.as_ref().is_some_and(|s| s.closed());
+    let mut unreadable = false;
+    for (_, err) in scanned.errors.iter().filter(|_| !closed) {
+        unreadable = true;
+        if !output.quiet {
+            let line = render::sanitize_line(&err.to_string());
+            writeln!(std::io::stderr(), "cudnnlog: {line}")?;
+        }
+    }
+    if let Some(shared) = shared.as_ref().filter(|s| s.closed()) {
+        // The reader left: what was announced decides the status.
+        return Ok(Seen {
+            unreadable: false,
+            finding: shared.announced(),
+            failure: shared.saw_error(),
+        });
+    }
+    let report = scanned.sink.into_report();
+    let seen = Seen {
+        unreadable,
+        finding: !report.findings.is_empty(),
+        failure: report
+            .findings
+            .iter()
+            .any(|f| f.severity == cudnnlog::catalog::Severity::Error),
+    };
+    if output.quiet {
+        return Ok(seen);
+    }
+    let ctx = Ctx {
+        catalog: scanner.catalog(),
+        style: &output.style,
+    };
+    let mut out = std::io::BufWriter::new(&mut output.out);
+    let written = output
+        .render
+        .report(&mut out, &ctx, &report)
+        .and_then(|()| Ok(out.flush()?));
+    match written {
+        // The reader has what it wanted (`| head`): the findings decide.
+        Err(e) if crate::is_broken_pipe(&e) => Ok(seen),
+        Err(e) => Err(e),
+        Ok(()) => Ok(seen),
+    }
+}
+
+/// What the CLI adds to the library's scan of one job: NDJSON's partial
+/// findings, announced as they are seen ([`Streaming`]), and a progress
+/// bar for large files.
+struct Hooks {
+    /// What the streaming forks share; `None`: nothing is streamed.
+    shared: Option<Arc<Shared>>,
+    /// One file's bar, or one bar for several files over their total size.
+    bar: Option<indicatif::ProgressBar>,
+    /// The bar is one file's own: its position is the bytes read.
+    single: bool,
+    /// Each file's share of a several-file bar so far.
+    counted: Vec<AtomicU64>,
+}
+
+impl Hooks {
+    fn new(inputs: &[JobInput], shared: Option<Arc<Shared>>, quiet: bool) -> Hooks {
+        let single = inputs.len() == 1;
+        let files = inputs.iter().filter_map(|i| match i {
+            JobInput::File(s) => Some(s.path.as_path()),
+            JobInput::Stdin => None,
+        });
+        let bar = if single {
+            match &inputs[0] {
+                JobInput::File(s) => progress_bar(&s.path, quiet),
+                JobInput::Stdin => None,
+            }
+        } else {
+            progress_bar_many(files, quiet)
+        };
+        Hooks {
+            shared,
+            bar,
+            single,
+            counted: inputs.iter().map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+}
+
+impl<'c> ScanHooks<'c> for Hooks {
+    type Sink = Streaming<'c>;
+
+    fn sink(&self, _: usize, input: &JobInput, fork: FindingsSink<'c>) -> Streaming<'c> {
+        let mut sink = Streaming::new(fork, self.shared.clone());
+        sink.path = input.name();
+        sink
+    }
+
+    fn findings(&self, sink: Streaming<'c>) -> FindingsSink<'c> {
+        sink.inner
+    }
+
+    fn progress(&self, index: usize, done: u64) {
+        let Some(bar) = &self.bar else {
+            return;
+        };
+        if self.single {
+            bar.set_position(done);
+        } else {
+            let before = self.counted[index].fetch_max(done, Ordering::Relaxed);
+            bar.inc(done.saturating_sub(before));
+        }
+    }
+
+    fn parallel(&self) -> bool {
+        true
+    }
+}
+
+/// Where the report goes: standard output, or the file `--output` names
+/// (created, or truncated) — never one of the `inputs` (`-o train.log`
+/// would empty the log before it is read).
+fn open_output(path: Option<&Path>, inputs: &[PathBuf]) -> anyhow::Result<Box<dyn Write + Send>> {
+    use anyhow::Context;
+    use std::os::unix::fs::MetadataExt;
+    let id = |p: &Path| {
+        std::fs::metadata(p)
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| (m.dev(), m.ino()))
+    };
+    if let Some(out) = path.and_then(id) {
+        if let Some(input) = inputs.iter().find(|i| id(i) == Some(out)) {
+            anyhow::bail!(
+                "--output {} is an input of the scan: writing it would destroy the log",
+                render::sanitize_line(&input.display().to_string())
+            );
+        }
+    }
+    Ok(match path {
+        None => Box::new(std::io::stdout()),
+        Some(p) => {
+            let file = std::fs::File::create(p).with_context(|| {
+                format!(
+                    "cannot write {}",
+                    render::sanitize_line(&p.display().to_string())
+                )
+            })?;
+            Box::new(file)
+        }
+    })
+}
+
+/// Files larger than this get a progress bar on a terminal.
+const PROGRESS_MIN_BYTES: u64 = 256 << 20;
+
+/// A progress bar on standard error for a large file, when standard error
+/// is a terminal and `--quiet` is not given.
+fn progress_bar(path: &Path, quiet: bool) -> Option<indicatif::ProgressBar> {
+    let len = std::fs::metadata(path).ok()?.len();
+    bar(
+        len,
+        render::sanitize_line(&path.display().to_string()),
+        quiet,
+    )
+}
+
+/// One progress bar for several files together, over their total size.
+fn progress_bar_many<'p>(
+    paths: impl Iterator<Item = &'p Path>,
+    quiet: bool,
+) -> Option<indicatif::ProgressBar> {
+    let (files, len) = paths.fold((0u64, 0u64), |(n, len), p| {
+        (n + 1, len + std::fs::metadata(p).map_or(0, |m| m.len()))
+    });
+    bar(len, format!("{files} files"), quiet)
+}
+
+/// A bar over `len` bytes labelled `msg`: only over
+/// [`PROGRESS_MIN_BYTES`], on a terminal, without `--quiet`.
+fn bar(len: u64, msg: String, quiet: bool) -> Option<indicatif::ProgressBar> {
+    if quiet || len < PROGRESS_MIN_BYTES || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(len);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {eta}",
+        )
+        .ok()?
+        .progress_chars("=> "),
+    );
+    bar.set_message(msg);
+    Some(bar)
+}

@@ -1,0 +1,118 @@
+//! `--format compact`, the default when piped: the report as lines, as rg
+//! and ruff write them — one per finding, then the verdict's — and a
+//! fleet as one line per job, then the counts and one line per group. No
+//! box drawing, no colour, no wrapping.
+
+use super::verdict::{headline, outcome};
+use super::{sanitize, Ctx, Render};
+use cudnnlog::fleet::{primary_finding, FleetDocument, Summary, Triaged};
+use cudnnlog::report::{Outcome, Report};
+use std::io::Write;
+
+/// The compact renderer.
+pub struct Compact;
+
+impl Render for Compact {
+    fn report(&self, mut out: &mut dyn Write, _: &Ctx<'_>, report: &Report) -> anyhow::Result<()> {
+        Ok(self::report(&mut out, report)?)
+    }
+
+    fn fleet(
+        &self,
+        mut out: &mut dyn Write,
+        _: &Ctx<'_>,
+        fleet: &FleetDocument,
+    ) -> anyhow::Result<()> {
+        Ok(self::fleet(&mut out, &fleet.jobs, &fleet.summary)?)
+    }
+}
+
+/// The report as lines for a pipe, as rg and ruff write them: one per
+/// finding (`path:line: severity class: message`), then the verdict's
+/// `primary:`, `cause:` and `fix:` lines. No box drawing, no colour, no
+/// wrapping.
+pub fn report(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
+    let one_line = |s: &str| sanitize(s).replace('\n', " ");
+    for f in &report.findings {
+        let path = report
+            .sources
+            .get(f.first.source)
+            .map_or("?", |s| s.path.as_str());
+        let fallout = match f.caused_by.and_then(|i| report.findings.get(i)) {
+            Some(c) => format!(" (fallout of {})", c.class),
+            None => String::new(),
+        };
+        writeln!(
+            out,
+            "{}:{}: {} {}{fallout}: {}",
+            one_line(path),
+            f.first.line,
+            f.severity.as_str(),
+            f.class,
+            one_line(&f.message)
+        )?;
+    }
+    let Some(f) = primary_finding(report) else {
+        writeln!(out, "no findings")?;
+        return Ok(());
+    };
+    let kind = if report.outcome == Outcome::Degraded {
+        "primary warning"
+    } else {
+        "primary"
+    };
+    writeln!(out, "{kind}: {} — {}", f.class, one_line(&f.title))?;
+    if let Some(c) = &f.culprit {
+        let ranks: Vec<String> = c.ranks.iter().map(u32::to_string).collect();
+        writeln!(
+            out,
+            "culprit: rank {}: {}",
+            ranks.join(","),
+            one_line(&c.reason)
+        )?;
+    }
+    if let Some(c) = f.causes.first() {
+        let evidence = c.evidence.first().map_or(String::new(), |e| one_line(e));
+        writeln!(
+            out,
+            "cause: {} ({:.0}%): {evidence}",
+            c.id,
+            c.confidence * 100.0
+        )?;
+    }
+    if let Some(r) = f.remediations.first() {
+        writeln!(out, "fix: {}", one_line(r))?;
+    }
+    Ok(())
+}
+
+/// A line per job (`path: outcome class: message`), then the counts and
+/// a line per group: for pipes.
+pub fn fleet(out: &mut impl Write, done: &[Triaged], summary: &Summary) -> std::io::Result<()> {
+    let one_line = |s: &str| sanitize(s).replace('\n', " ");
+    for t in done {
+        let v = &t.verdict;
+        let what = match (&v.primary, &v.message, &v.error) {
+            (_, _, Some(e)) if v.outcome.is_none() => one_line(e),
+            (Some(p), Some(m), _) => format!("{p}: {}", one_line(m)),
+            _ => String::new(),
+        };
+        let at = v
+            .first
+            .as_ref()
+            .map_or(String::new(), |p| format!(":{}", p.line));
+        writeln!(out, "{}{at}: {} {what}", one_line(&v.path), outcome(v))?;
+    }
+    writeln!(out, "{}", headline(summary))?;
+    for g in &summary.groups {
+        writeln!(
+            out,
+            "group {} {} {}: {}",
+            g.fingerprint,
+            g.count,
+            g.class,
+            one_line(&g.message)
+        )?;
+    }
+    Ok(())
+}
