@@ -29,7 +29,7 @@ impl Scanner {
     /// as [`scan_slice`](Scanner::scan_slice).
     ///
     /// The bytes are cut at line ends into chunks
-    /// ([`ScannerBuilder::chunk_size`]); the lines before each chunk are
+    /// ([`ScannerBuilder::chunk_size`](crate::ScannerBuilder::chunk_size)); the lines before each chunk are
     /// counted first (a fast pass), then each chunk is scanned into a
     /// [`Fork`] of `sink`, with the whole input as context, so an event that
     /// straddles two chunks is framed whole and reported once, by the chunk
