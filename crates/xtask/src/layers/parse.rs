@@ -156,12 +156,7 @@ pub fn drop_tests(text: &str) -> (String, BTreeSet<String>) {
                 (_, Some(b)) => {
                     let open = at + b;
                     let end = matching_brace(&out, open);
-                    let blanked: String = out[start..end]
-                        .chars()
-                        .map(|c| if c == '\n' { '\n' } else { ' ' })
-                        .collect();
-                    out.replace_range(start..end, &blanked);
-                    from = start + blanked.len();
+                    from = blank_range(&mut out, start..end);
                     continue;
                 }
                 _ => {}
@@ -175,14 +170,20 @@ pub fn drop_tests(text: &str) -> (String, BTreeSet<String>) {
             (Some(s), None) => at + s + 1,
             (None, None) => out.len(),
         };
-        let blanked: String = out[start..end]
-            .chars()
-            .map(|c| if c == '\n' { '\n' } else { ' ' })
-            .collect();
-        out.replace_range(start..end, &blanked);
-        from = start + blanked.len();
+        from = blank_range(&mut out, start..end);
     }
     (out, files)
+}
+
+/// Replaces `range` of `s` with spaces (newlines kept, so line numbers
+/// hold) and returns where the blanked text ends.
+fn blank_range(s: &mut String, range: std::ops::Range<usize>) -> usize {
+    let blanked: String = s[range.clone()]
+        .chars()
+        .map(|c| if c == '\n' { '\n' } else { ' ' })
+        .collect();
+    s.replace_range(range.clone(), &blanked);
+    range.start + blanked.len()
 }
 
 fn matching_brace(s: &str, open: usize) -> usize {
