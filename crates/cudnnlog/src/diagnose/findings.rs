@@ -6,52 +6,14 @@ mod place;
 
 use super::occurrences::Sample;
 use crate::catalog::{Catalog, Severity};
-use crate::context::Progress;
 use crate::diagnose::environment::Environment;
 use crate::diagnose::{diagnose_owned, place, Draft, Findings};
-use crate::facts::Fact;
 use crate::report::{Report, Unclassified, SCHEMA};
 use crate::sink::{Copies, EnvFact, Fork, Location, Match, Sink, Window};
 use crate::source::SourceInfo;
 use crate::unclassified::Templates;
 use place::{fill_year, Placer};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-
-struct Acc {
-    pattern: usize,
-    class: String,
-    signature: String,
-    severity: Severity,
-    count: u64,
-    first: Location,
-    first_event: u64,
-    first_progress: Option<Progress>,
-    last: Location,
-    last_event: u64,
-    last_progress: Option<Progress>,
-    ranks: BTreeSet<u32>,
-    message: String,
-    facts: BTreeMap<String, Fact>,
-    /// The class of the symptom whose message carries this status (first
-    /// occurrence).
-    carrier: Option<String>,
-    /// For a distributed failure: what the log says of each rank around
-    /// its first occurrence.
-    ranks_evidence: Option<crate::diagnose::culprit::RankEvidence>,
-    /// The first rank or task any occurrence names, with where it is
-    /// (`task 4: Out Of Memory` after a first `Detected 1 oom-kill event`
-    /// that names none).
-    named_rank: Option<((usize, u64), u32)>,
-    /// For an error no rank tag places: the rank a launcher names as failed
-    /// in the lines after its first occurrence, and that line.
-    launcher: Option<(u32, crate::report::EvidenceLine)>,
-    /// The first occurrence in each source, with its event and progress.
-    per_source: BTreeMap<usize, (Location, u64, Option<Progress>)>,
-    /// An event's text was cut, or signatures were folded into this one.
-    truncated: bool,
-    /// Where its occurrences are (all, or a sample of them).
-    occurrences: Sample,
-}
+use std::collections::{BTreeMap, HashMap};
 
 /// Distinct signatures kept per class and severity; later ones are counted
 /// in one finding whose signature is [`OTHER_SIGNATURES`], marked
@@ -61,70 +23,6 @@ pub const MAX_SIGNATURES: usize = 256;
 
 /// The signature of the finding later distinct signatures are folded into.
 pub const OTHER_SIGNATURES: &str = "…";
-
-/// The ranks' evidence of a finding seen in two places: the first place's,
-/// with what another file of the job says of its ranks added (one rank's
-/// file shows that rank's lines only). Within one file the first
-/// occurrence's evidence stands alone, so that every way of cutting a file
-/// reads the same evidence.
-fn merged_evidence(
-    first_source: usize,
-    first: Option<crate::diagnose::culprit::RankEvidence>,
-    other_source: usize,
-    other: Option<crate::diagnose::culprit::RankEvidence>,
-) -> Option<crate::diagnose::culprit::RankEvidence> {
-    match (first, other) {
-        (Some(mut a), Some(b)) if first_source != other_source => {
-            a.merge(b);
-            Some(a)
-        }
-        (a, b) => a.or(b),
-    }
-}
-
-impl Acc {
-    /// Takes in `b`, the same finding from a later part of the input or
-    /// another chunk.
-    fn absorb(&mut self, b: Acc) {
-        let a = self;
-        let (sa, sb) = (a.first.source, b.first.source);
-        a.named_rank = match (a.named_rank, b.named_rank) {
-            (Some(x), Some(y)) => Some(x.min(y)),
-            (x, y) => x.or(y),
-        };
-        a.occurrences.merge(b.occurrences);
-        a.count += b.count;
-        a.truncated |= b.truncated;
-        a.ranks.extend(b.ranks);
-        if (b.first.source, b.first.byte) < (a.first.source, a.first.byte) {
-            a.pattern = b.pattern;
-            a.first = b.first;
-            a.first_event = b.first_event;
-            a.first_progress = b.first_progress;
-            a.message = b.message;
-            a.facts = b.facts;
-            a.carrier = b.carrier;
-            a.ranks_evidence = merged_evidence(sb, b.ranks_evidence, sa, a.ranks_evidence.take());
-            a.launcher = b.launcher.or(a.launcher.take());
-        } else {
-            a.ranks_evidence = merged_evidence(sa, a.ranks_evidence.take(), sb, b.ranks_evidence);
-            a.launcher = a.launcher.take().or(b.launcher);
-        }
-        if (b.last.source, b.last.byte) >= (a.last.source, a.last.byte) {
-            a.last = b.last;
-            a.last_event = b.last_event;
-            a.last_progress = b.last_progress;
-        }
-        for (source, first) in b.per_source {
-            match a.per_source.get(&source) {
-                Some(have) if have.0.byte <= first.0.byte => {}
-                _ => {
-                    a.per_source.insert(source, first);
-                }
-            }
-        }
-    }
-}
 
 /// A [`Sink`] that groups matches into findings and builds a [`Report`].
 ///
@@ -140,7 +38,7 @@ impl Acc {
 /// ```
 pub struct FindingsSink<'c> {
     catalog: &'c Catalog,
-    accs: Vec<Acc>,
+    accs: Vec<Draft>,
     /// The accumulators by [`key`] of (class, severity, signature): a log
     /// of thousands of distinct findings must not cost a search per match.
     index: HashMap<u64, Vec<usize>>,
@@ -192,7 +90,7 @@ impl<'c> FindingsSink<'c> {
     }
 
     /// Adds a new accumulator under key `k`.
-    fn push(&mut self, k: u64, acc: Acc) {
+    fn push(&mut self, k: u64, acc: Draft) {
         if !acc.signature.is_empty() && acc.signature != OTHER_SIGNATURES {
             *self
                 .signatures
@@ -326,34 +224,7 @@ impl FindingsSink<'_> {
                 a.class.clone(),
             )
         });
-        let drafts: Vec<Draft> = accs
-            .into_iter()
-            .map(|a| Draft {
-                pattern: a.pattern,
-                class: a.class,
-                severity: a.severity,
-                count: a.count,
-                first: a.first,
-                first_progress: a.first_progress.unwrap_or_default(),
-                last: a.last,
-                last_progress: a.last_progress.unwrap_or_default(),
-                ranks: a.ranks.into_iter().collect(),
-                message: a.message,
-                facts: a.facts,
-                carrier: a.carrier,
-                ranks_evidence: a.ranks_evidence,
-                named_rank: a.named_rank.map(|(_, r)| r),
-                launcher: a.launcher,
-                occurrences: a.occurrences,
-                signature: a.signature,
-                truncated: a.truncated,
-                per_source: a
-                    .per_source
-                    .into_iter()
-                    .map(|(s, (loc, _, p))| (s, (loc, p.unwrap_or_default())))
-                    .collect(),
-            })
-            .collect();
+        let drafts = accs;
         let findings = Findings {
             drafts,
             env,
@@ -492,7 +363,7 @@ impl Sink for FindingsSink<'_> {
         let (k, found, fold) = self.slot(m.class, m.severity, &m.signature);
         match found {
             None => {
-                let acc = Acc {
+                let acc = Draft {
                     signature: match fold {
                         true => OTHER_SIGNATURES.to_string(),
                         false => m.signature.clone(),

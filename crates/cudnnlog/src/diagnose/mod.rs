@@ -18,6 +18,7 @@
 pub(crate) mod advice;
 mod blame;
 pub(crate) mod culprit;
+mod draft;
 pub(crate) mod environment;
 mod fallout;
 mod findings;
@@ -31,6 +32,7 @@ mod runs;
 mod stage;
 mod timeline;
 
+pub(crate) use draft::Draft;
 pub use findings::{FindingsSink, MAX_SIGNATURES, OTHER_SIGNATURES};
 
 pub(crate) use timeline::SourceRole;
@@ -40,109 +42,12 @@ pub(crate) use stage::Findings;
 pub(crate) use stage::{diagnose, Observation};
 pub(crate) use stage::{diagnose_owned, place};
 
-use crate::catalog::{Catalog, Pattern, Severity};
-use crate::context::Progress;
+use crate::catalog::{Catalog, Pattern};
 use crate::diagnose::environment::Environment;
-use crate::facts::Fact;
-use crate::location::Location;
 use crate::report::{CrossRun, RankedCause};
-use std::collections::BTreeMap;
 
 /// The weight of a cause that evidence brings in without a catalog prior.
 const UNLISTED_PRIOR: f64 = 0.05;
-
-/// A finding before diagnosis: what the matches of one class and signature
-/// add up to.
-#[derive(Clone, Debug)]
-pub(crate) struct Draft {
-    pub pattern: usize,
-    pub class: String,
-    pub severity: Severity,
-    pub count: u64,
-    pub first: Location,
-    pub first_progress: Progress,
-    pub last: Location,
-    pub last_progress: Progress,
-    pub ranks: Vec<u32>,
-    pub message: String,
-    pub facts: BTreeMap<String, Fact>,
-    /// The values of the pattern's signature captures.
-    pub signature: String,
-    /// Text was cut or signatures folded ([`Finding::truncated`](crate::report::Finding::truncated)).
-    pub truncated: bool,
-    /// The class of the symptom whose message carries this status.
-    pub carrier: Option<String>,
-    /// For a distributed failure, what the log says of each rank.
-    pub ranks_evidence: Option<crate::diagnose::culprit::RankEvidence>,
-    /// The first rank or task any of its occurrences names.
-    pub named_rank: Option<u32>,
-    /// For an error no rank tag places, the rank a launcher names as failed
-    /// after it, and that line.
-    pub launcher: Option<(u32, crate::report::EvidenceLine)>,
-    /// The first occurrence in each source that has one.
-    pub per_source: BTreeMap<usize, (Location, Progress)>,
-    /// Where its occurrences are (all, or a sample).
-    pub occurrences: occurrences::Sample,
-}
-
-impl Draft {
-    /// Adds the occurrences of `other`, a finding of the same class,
-    /// severity and signature.
-    pub fn absorb(&mut self, other: Draft) {
-        self.occurrences.merge(other.occurrences);
-        self.count += other.count;
-        self.truncated |= other.truncated;
-        self.ranks.extend(other.ranks);
-        self.ranks.sort_unstable();
-        self.ranks.dedup();
-        let key = |l: &Location| (l.source, l.byte);
-        if key(&other.first) < key(&self.first) {
-            self.pattern = other.pattern;
-            self.first = other.first;
-            self.first_progress = other.first_progress;
-            self.message = other.message;
-            self.facts = other.facts;
-            self.carrier = other.carrier;
-            self.ranks_evidence = other.ranks_evidence;
-            self.named_rank = other.named_rank.or(self.named_rank);
-            self.launcher = other.launcher.or(self.launcher.take());
-        }
-        if key(&other.last) > key(&self.last) {
-            self.last = other.last;
-            self.last_progress = other.last_progress;
-        }
-        for (source, first) in other.per_source {
-            match self.per_source.get(&source) {
-                Some(have) if have.0.byte <= first.0.byte => {}
-                _ => {
-                    self.per_source.insert(source, first);
-                }
-            }
-        }
-    }
-
-    pub fn is_error(&self) -> bool {
-        self.severity == Severity::Error
-    }
-
-    pub fn int(&self, name: &str) -> Option<u64> {
-        match self.facts.get(name) {
-            Some(Fact::Int(n)) => Some(*n),
-            _ => None,
-        }
-    }
-
-    pub fn text(&self, name: &str) -> Option<&str> {
-        match self.facts.get(name) {
-            Some(Fact::Text(s)) => Some(s),
-            _ => None,
-        }
-    }
-
-    pub fn family(&self) -> &str {
-        self.class.split('.').next().unwrap_or("")
-    }
-}
 
 /// What the rules may look at for one finding.
 pub(crate) struct Ctx<'a> {
@@ -312,13 +217,14 @@ fn culprit_of(
         .filter(|(s, _)| timeline::same_run(roles, *s, d.first.source))
         .filter_map(|(_, r)| r.rank)
         .collect();
+    let reporters: Vec<u32> = d.ranks.iter().copied().collect();
     let seq_num = d
         .int("seq_num")
         .or_else(|| d.text("seq_num").and_then(|s| s.parse().ok()));
     crate::diagnose::culprit::decide(
         ev,
         &crate::diagnose::culprit::Context {
-            reporters: &d.ranks,
+            reporters: &reporters,
             seq_num,
             cause,
             failing: &failing,

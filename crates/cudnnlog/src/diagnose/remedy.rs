@@ -61,7 +61,7 @@ fn batch_size(ctx: &Ctx<'_>) -> Option<String> {
         h(req),
         h(budget)
     );
-    let action = match d.first_progress.batch {
+    let action = match d.first_progress().batch {
         Some(b) if b >= factor => format!(
             "lower the batch size from {b} to {} (÷{factor}), keeping the effective batch with {factor} gradient-accumulation steps",
             b / factor

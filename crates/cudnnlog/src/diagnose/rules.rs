@@ -353,7 +353,7 @@ fn timing(ctx: &Ctx<'_>, ws: &mut Weights) {
     // "Before any training step": the last marker says step or epoch 0, or
     // there is none yet although the framework has started (its version is
     // in the log) — a bare program's log says nothing about training.
-    let early = match (d.first_progress.step, d.first_progress.epoch) {
+    let early = match (d.first_progress().step, d.first_progress().epoch) {
         (None, None) => ctx
             .env
             .values("framework_version")
@@ -375,8 +375,8 @@ fn timing(ctx: &Ctx<'_>, ws: &mut Weights) {
     // The same step twice, far apart: the job was restarted (resumed) and
     // failed at the same place again. Lines of one incident are close.
     if d.count > 1
-        && d.first_progress.step.is_some()
-        && d.first_progress.step == d.last_progress.step
+        && d.first_progress().step.is_some()
+        && d.first_progress().step == d.last_progress().step
         && d.last.line.saturating_sub(d.first.line) > RESTART_GAP
     {
         ws.boost(
@@ -385,7 +385,7 @@ fn timing(ctx: &Ctx<'_>, ws: &mut Weights) {
             Some(format!(
                 "{} occurrences, all at step {}",
                 d.count,
-                d.first_progress.step.unwrap_or_default()
+                d.first_progress().step.unwrap_or_default()
             )),
         );
     }
@@ -393,12 +393,12 @@ fn timing(ctx: &Ctx<'_>, ws: &mut Weights) {
     // libraries ran the earlier steps), so what changed is the data or the
     // memory.
     let progressed = d
-        .first_progress
+        .first_progress()
         .step
         .filter(|&s| s > 0)
         .map(|s| ("step", s));
     let progressed = progressed.or(d
-        .first_progress
+        .first_progress()
         .epoch
         .filter(|&e| e > 0)
         .map(|e| ("epoch", e)));

@@ -50,8 +50,8 @@ pub(crate) fn compare(
     for (i, d) in drafts.iter().enumerate().filter(|(_, d)| d.is_error()) {
         // The first occurrence in each run that has one.
         let mut per_run: std::collections::BTreeMap<usize, Option<u64>> = Default::default();
-        for (&s, (_, p)) in &d.per_source {
-            per_run.entry(first_of(s)).or_insert(p.step);
+        for (s, step) in d.steps_per_source() {
+            per_run.entry(first_of(s)).or_insert(step);
         }
         let failing: Vec<usize> = per_run.keys().copied().collect();
         let steps: Vec<Option<u64>> = per_run.values().copied().collect();

@@ -101,10 +101,12 @@ impl Observation {
             severity: p.severity,
             count: 1,
             first: at.clone(),
-            first_progress: Progress::default(),
+            first_event: 0,
+            first_progress: None,
             last: at,
-            last_progress: Progress::default(),
-            ranks: Vec::new(),
+            last_event: 0,
+            last_progress: None,
+            ranks: Default::default(),
             message: message.to_string(),
             facts: BTreeMap::new(),
             signature: String::new(),
@@ -143,10 +145,7 @@ impl Observation {
     pub fn rank(mut self, rank: u32) -> Observation {
         self.0.first.rank = Some(rank);
         self.0.last.rank = Some(rank);
-        if !self.0.ranks.contains(&rank) {
-            self.0.ranks.push(rank);
-            self.0.ranks.sort_unstable();
-        }
+        self.0.ranks.insert(rank);
         self
     }
 
@@ -157,8 +156,8 @@ impl Observation {
             epoch,
             batch: None,
         };
-        self.0.first_progress = p;
-        self.0.last_progress = p;
+        self.0.first_progress = Some(p);
+        self.0.last_progress = Some(p);
         self
     }
 
@@ -243,12 +242,12 @@ pub(crate) fn diagnose_owned(findings: Findings, catalog: &Catalog) -> (Diagnosi
                 pattern: pattern.id.clone(),
                 confidence: Some(pattern.confidence).filter(|c| *c < 1.0),
                 preview: pattern.stability == crate::catalog::Stability::Preview,
-                first: place(&d.first, Some(d.first_progress)),
-                last: place(&d.last, Some(d.last_progress)),
+                first: place(&d.first, Some(d.first_progress())),
+                last: place(&d.last, Some(d.last_progress())),
                 class: d.class,
                 severity: d.severity,
                 count: d.count,
-                ranks: d.ranks,
+                ranks: d.ranks.into_iter().collect(),
                 message: d.message,
                 facts: d.facts,
                 causes,

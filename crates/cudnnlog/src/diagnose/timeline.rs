@@ -92,7 +92,7 @@ pub(crate) fn rank_of(d: &Draft) -> Option<u32> {
         .rank
         .or_else(|| fact("rank"))
         .or_else(|| fact("task"))
-        .or(d.named_rank)
+        .or(d.named_rank())
         .or_else(|| fact("local_rank"))
         .or(d.launcher.as_ref().map(|(r, _)| *r))
 }
