@@ -8,6 +8,7 @@
 use crate::args::{FailOn, Format, ScanArgs};
 use crate::cmd::{fleet, follow};
 use crate::config::Config;
+use crate::output::{self, Landing, Reads, Timing};
 use crate::render::{self, Ctx, Render, Style};
 use crate::stream_sink::{Shared, Streaming};
 use crate::term::{self, Color, Stream};
@@ -65,6 +66,8 @@ struct Output {
     style: Style,
     /// Standard output, or the file `--output` names.
     out: Box<dyn Write + Send>,
+    /// Puts the file `--output` names in place once it is written.
+    landing: Landing,
     /// `--output` was given: partial findings are not streamed to a file.
     to_file: bool,
     /// `--quiet`: nothing but the exit status.
@@ -101,10 +104,11 @@ fn exit_code(fail_on: FailOn, seen: &Seen) -> ExitCode {
 }
 
 impl Plan {
-    /// The plan for `args`: the catalog, the format (`--format`, else the
-    /// output file's extension, else the config's, else `table` on a
-    /// terminal and `compact` elsewhere), the output (opened), the style,
-    /// then the inputs and how they make jobs.
+    /// The plan for `args`: the catalog, the inputs and how they make
+    /// jobs, the format (`--format`, else the output file's extension,
+    /// else the config's, else `table` on a terminal and `compact`
+    /// elsewhere), the output (opened once it is known not to be an
+    /// input), the style.
     fn new(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result<Plan> {
         let mut dirs = config.patterns.clone();
         dirs.extend(args.patterns.iter().cloned());
@@ -118,6 +122,7 @@ impl Plan {
             }
             args.files.push(PathBuf::from("-"));
         }
+        let mode = Mode::of(&args)?;
         let to_file = args.output.is_some();
         let format = args
             .format
@@ -128,7 +133,11 @@ impl Plan {
             } else {
                 Format::Compact
             });
-        let out = open_output(args.output.as_deref(), &args.files)?;
+        let timing = match mode {
+            Mode::Follow { .. } => Timing::AsItComes,
+            Mode::Job(_) | Mode::Fleet(_) => Timing::AtEnd,
+        };
+        let (out, landing) = output::open(args.output.as_deref(), &mode.reads(), timing)?;
         // Colour and the terminal's width only for a terminal.
         let style = Style {
             color: !to_file && term::color(color, Stream::Stdout),
@@ -143,6 +152,7 @@ impl Plan {
             render: render::renderer(format),
             style,
             out,
+            landing,
             to_file,
             quiet: args.quiet,
         };
@@ -156,7 +166,7 @@ impl Plan {
         };
         Ok(Plan {
             catalog,
-            mode: Mode::of(&args)?,
+            mode,
             mmap,
             output,
         })
@@ -169,11 +179,11 @@ impl Plan {
         // of a small log (a fleet scans thousands).
         let scanner = std::mem::ManuallyDrop::new(ScannerBuilder::new().build(self.catalog));
         let mut output = self.output;
-        match self.mode {
+        let seen = match self.mode {
             Mode::Follow { path, limit } => {
                 let ndjson = output.render.streams();
                 follow::follow(&scanner, &path, ndjson, limit, &mut output.out)?;
-                Ok(Seen::default())
+                Seen::default()
             }
             Mode::Fleet(jobs) => {
                 let ctx = Ctx {
@@ -182,16 +192,18 @@ impl Plan {
                 };
                 let (render, quiet) = (output.render, output.quiet);
                 let done = fleet::run(&scanner, &jobs, self.mmap, render, &ctx, quiet, output.out)?;
-                Ok(Seen {
+                Seen {
                     unreadable: jobs.len() as u64 > done.summary.jobs
                         || done.summary.unreadable > 0
                         || done.any_error,
                     finding: done.any_finding,
                     failure: done.summary.failed > 0,
-                })
+                }
             }
-            Mode::Job(inputs) => job(&scanner, &inputs, self.mmap, output),
-        }
+            Mode::Job(inputs) => job(&scanner, &inputs, self.mmap, &mut output)?,
+        };
+        output.landing.land()?;
+        Ok(seen)
     }
 }
 
@@ -259,6 +271,28 @@ impl Mode {
         }
         Ok(Mode::Job(inputs))
     }
+
+    /// What the scan reads, which its output must not be.
+    fn reads(&self) -> Reads<'_> {
+        let mut reads = Reads::default();
+        match self {
+            Mode::Follow { path, .. } if path.as_os_str() == "-" => reads.stdin = true,
+            Mode::Follow { path, .. } => reads.files.push(path),
+            Mode::Job(inputs) => {
+                for input in inputs {
+                    match input {
+                        JobInput::File(s) => reads.files.push(&s.path),
+                        JobInput::Stdin => reads.stdin = true,
+                    }
+                }
+            }
+            Mode::Fleet(jobs) => {
+                let sources = jobs.iter().flat_map(|j| j.sources.iter());
+                reads.files.extend(sources.map(|s| s.path.as_path()));
+            }
+        }
+        reads
+    }
 }
 
 /// Scans one job's `inputs` into one report (the files in parallel, each
@@ -269,7 +303,7 @@ fn job(
     scanner: &Scanner,
     inputs: &[JobInput],
     mmap: MmapChoice,
-    mut output: Output,
+    output: &mut Output,
 ) -> anyhow::Result<Seen> {
     // Partial findings are streamed to a reader, not to a file.
     let shared = (output.render.streams() && !output.quiet && !output.to_file)
@@ -394,40 +428,6 @@ impl<'c> ScanHooks<'c> for Hooks {
     fn parallel(&self) -> bool {
         true
     }
-}
-
-/// Where the report goes: standard output, or the file `--output` names
-/// (created, or truncated) — never one of the `inputs` (`-o train.log`
-/// would empty the log before it is read).
-fn open_output(path: Option<&Path>, inputs: &[PathBuf]) -> anyhow::Result<Box<dyn Write + Send>> {
-    use anyhow::Context;
-    use std::os::unix::fs::MetadataExt;
-    let id = |p: &Path| {
-        std::fs::metadata(p)
-            .ok()
-            .filter(|m| m.is_file())
-            .map(|m| (m.dev(), m.ino()))
-    };
-    if let Some(out) = path.and_then(id) {
-        if let Some(input) = inputs.iter().find(|i| id(i) == Some(out)) {
-            anyhow::bail!(
-                "--output {} is an input of the scan: writing it would destroy the log",
-                render::sanitize_line(&input.display().to_string())
-            );
-        }
-    }
-    Ok(match path {
-        None => Box::new(std::io::stdout()),
-        Some(p) => {
-            let file = std::fs::File::create(p).with_context(|| {
-                format!(
-                    "cannot write {}",
-                    render::sanitize_line(&p.display().to_string())
-                )
-            })?;
-            Box::new(file)
-        }
-    })
 }
 
 /// Files larger than this get a progress bar on a terminal.
