@@ -16,7 +16,7 @@ use crate::{inputs, load_catalog};
 use cudnnlog::fleet::{JobInput, ScanHooks};
 use cudnnlog::report::FindingsSink;
 use cudnnlog::{Catalog, MmapChoice, Scanner, ScannerBuilder};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -38,6 +38,9 @@ struct Plan {
     catalog: Catalog,
     /// What to scan, and how the inputs make jobs.
     mode: Mode,
+    /// What the walk of directories left out, by reason
+    /// ([`cudnnlog::source::Walked::counts`]).
+    skipped: BTreeMap<String, u64>,
     /// Whether files are mapped (`--no-mmap`: never).
     mmap: MmapChoice,
     /// Where and how the results are written.
@@ -122,7 +125,7 @@ impl Plan {
             }
             args.files.push(PathBuf::from("-"));
         }
-        let mode = Mode::of(&args)?;
+        let (mode, skipped) = Mode::of(&args)?;
         let to_file = args.output.is_some();
         let format = args
             .format
@@ -167,6 +170,7 @@ impl Plan {
         Ok(Plan {
             catalog,
             mode,
+            skipped,
             mmap,
             output,
         })
@@ -179,6 +183,7 @@ impl Plan {
         // of a small log (a fleet scans thousands).
         let scanner = std::mem::ManuallyDrop::new(ScannerBuilder::new().build(self.catalog));
         let mut output = self.output;
+        let skipped = &self.skipped;
         let seen = match self.mode {
             Mode::Follow { path, limit } => {
                 let ndjson = output.render.streams();
@@ -189,6 +194,7 @@ impl Plan {
                 let ctx = Ctx {
                     catalog: scanner.catalog(),
                     style: &output.style,
+                    skipped,
                 };
                 let (render, quiet) = (output.render, output.quiet);
                 let done = fleet::run(&scanner, &jobs, self.mmap, render, &ctx, quiet, output.out)?;
@@ -200,7 +206,7 @@ impl Plan {
                     failure: done.summary.failed > 0,
                 }
             }
-            Mode::Job(inputs) => job(&scanner, &inputs, self.mmap, &mut output)?,
+            Mode::Job(inputs) => job(&scanner, &inputs, self.mmap, &mut output, skipped)?,
         };
         output.landing.land()?;
         Ok(seen)
@@ -210,17 +216,16 @@ impl Plan {
 impl Mode {
     /// `--follow`'s one file; else the inputs (walked, their notes on
     /// standard error), as one job or, when they are several jobs' and
-    /// `--job` is not given, as a fleet.
-    fn of(args: &ScanArgs) -> anyhow::Result<Mode> {
+    /// `--job` is not given, as a fleet; with what the walk left out, by
+    /// reason.
+    fn of(args: &ScanArgs) -> anyhow::Result<(Mode, BTreeMap<String, u64>)> {
         if args.follow {
             let [path] = args.files.as_slice() else {
                 anyhow::bail!("--follow watches exactly one file");
             };
             let limit = args.follow_for.map(Duration::from_secs_f64);
-            return Ok(Mode::Follow {
-                path: path.clone(),
-                limit,
-            });
+            let path = path.clone();
+            return Ok((Mode::Follow { path, limit }, BTreeMap::new()));
         }
         let walk = cudnnlog::source::Walk {
             globs: args.glob.clone(),
@@ -228,7 +233,11 @@ impl Mode {
             hidden: args.hidden,
             no_ignore: args.no_ignore,
         };
-        let (mut inputs, notes) = inputs::expand(&args.files, &walk)?;
+        let inputs::Expanded {
+            mut inputs,
+            notes,
+            skipped,
+        } = inputs::expand(&args.files, &walk)?;
         for note in notes.iter().filter(|_| !args.quiet) {
             writeln!(
                 std::io::stderr(),
@@ -237,7 +246,8 @@ impl Mode {
             )?;
         }
         if inputs.is_empty() {
-            anyhow::bail!("no files to scan (the directories hold no log files that match)");
+            let why = render::skips(&skipped).map_or(String::new(), |s| format!("; {s}"));
+            anyhow::bail!("no files to scan (the directories hold no log files that match{why})");
         }
         let paths: Vec<PathBuf> = inputs
             .iter()
@@ -255,7 +265,7 @@ impl Mode {
                      add --job to take all inputs as one job"
                 );
             }
-            return Ok(Mode::Fleet(jobs));
+            return Ok((Mode::Fleet(jobs), skipped));
         }
         // One job: the ranks its files' names give (with `--job` too: files
         // that are visibly one job's ranks stay ranks, not runs).
@@ -269,7 +279,7 @@ impl Mode {
                 s.rank = rank_of.get(s.path.as_path()).copied();
             }
         }
-        Ok(Mode::Job(inputs))
+        Ok((Mode::Job(inputs), skipped))
     }
 
     /// What the scan reads, which its output must not be.
@@ -304,6 +314,7 @@ fn job(
     inputs: &[JobInput],
     mmap: MmapChoice,
     output: &mut Output,
+    skipped: &BTreeMap<String, u64>,
 ) -> anyhow::Result<Seen> {
     // Partial findings are streamed to a reader, not to a file.
     let shared = (output.render.streams() && !output.quiet && !output.to_file)
@@ -348,6 +359,7 @@ fn job(
     let ctx = Ctx {
         catalog: scanner.catalog(),
         style: &output.style,
+        skipped,
     };
     let mut out = std::io::BufWriter::new(&mut output.out);
     let written = output
