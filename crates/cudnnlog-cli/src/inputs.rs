@@ -3,30 +3,46 @@
 
 use cudnnlog::fleet::{JobInput, JobSource};
 use cudnnlog::source::Walk;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+/// The command line's paths, expanded.
+pub struct Expanded {
+    /// The inputs, in order, without ranks.
+    pub inputs: Vec<JobInput>,
+    /// One note per entry left out that may surprise (a symlink loop, an
+    /// unreadable directory, a binary file), for standard error.
+    pub notes: Vec<String>,
+    /// Every entry left out, counted by reason
+    /// ([`cudnnlog::source::Walked::counts`]).
+    pub skipped: BTreeMap<String, u64>,
+}
+
 /// Expands the command line's paths, in order, into inputs without ranks.
-/// Returns the inputs and one note per skipped entry that may surprise (a
-/// symlink loop, an unreadable directory).
-pub fn expand(
-    paths: &[PathBuf],
-    walk: &Walk,
-) -> Result<(Vec<JobInput>, Vec<String>), cudnnlog::Error> {
-    let mut inputs = Vec::new();
-    let mut notes = Vec::new();
+pub fn expand(paths: &[PathBuf], walk: &Walk) -> Result<Expanded, cudnnlog::Error> {
+    let mut expanded = Expanded {
+        inputs: Vec::new(),
+        notes: Vec::new(),
+        skipped: BTreeMap::new(),
+    };
     for path in paths {
         if path.as_os_str() == "-" {
-            inputs.push(JobInput::Stdin);
+            expanded.inputs.push(JobInput::Stdin);
         } else {
             let walked = walk.files(std::slice::from_ref(path))?;
-            inputs.extend(
+            for (why, n) in walked.counts() {
+                *expanded.skipped.entry(why).or_default() += n;
+            }
+            expanded
+                .notes
+                .extend(walked.skipped.iter().map(ToString::to_string));
+            expanded.inputs.extend(
                 walked
                     .files
                     .into_iter()
                     .map(|path| JobInput::File(JobSource { path, rank: None })),
             );
-            notes.extend(walked.skipped.iter().map(ToString::to_string));
         }
     }
-    Ok((inputs, notes))
+    Ok(expanded)
 }

@@ -14,6 +14,7 @@ mod args;
 mod cmd;
 mod config;
 mod inputs;
+mod output;
 mod render;
 mod stream_sink;
 mod term;

@@ -40,9 +40,12 @@ fn not_logs(s: &Scratch) {
     s.write("a/train.py", &oom);
     s.write("b/model.pt", &oom);
     s.write("b/events.out.tfevents.1733000000.host.77.0", &oom);
-    let mut binary = oom.clone();
-    binary.insert(10, 0);
-    s.write("c/core.dump", &binary);
+    // A core dump: an ELF file whose memory holds the log's text.
+    let mut core =
+        b"\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x04\x00\x3e\x00".to_vec();
+    core.extend_from_slice(&[0u8; 300]);
+    core.extend_from_slice(&oom);
+    s.write("c/core.dump", &core);
     s.write(".hidden/job-900.log", &oom);
     s.write("ignored/job-901.log", &oom);
     s.write(".gitignore", b"ignored/\n");
@@ -91,6 +94,13 @@ fn a_verdict_per_log_file_and_none_for_the_rest() {
     assert_eq!(summary["clean"], 1);
     assert_eq!(summary["failed"], 6);
     assert_eq!(summary["by_primary"]["cuda.oom"], 3);
+    // What the walk left out is counted (hidden and ignored files are not:
+    // the user's own choice, as in rg).
+    assert_eq!(
+        summary["skipped"],
+        serde_json::json!({"binary": 1, "not_a_log": 5}),
+        "{summary}"
+    );
     let top = &summary["groups"][0];
     assert_eq!(top["class"], "cuda.oom");
     assert_eq!(top["count"], 3, "{summary}");

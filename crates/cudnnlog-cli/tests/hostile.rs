@@ -80,18 +80,22 @@ fn classes(out: &Output) -> Vec<String> {
     json(out).findings.into_iter().map(|f| f.class).collect()
 }
 
-#[test]
-fn random_binary_is_survived() {
-    // xorshift bytes: every byte value, no structure.
+/// `n` xorshift bytes: every byte value, no structure.
+fn random_bytes(n: usize) -> Vec<u8> {
     let mut x = 0x2545_F491_4F6C_DD1Du64;
-    let bytes: Vec<u8> = (0..4 << 20)
+    (0..n)
         .map(|_| {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
             x as u8
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn random_binary_is_survived() {
+    let bytes = random_bytes(4 << 20);
     let out = scan_file("random.bin", &bytes);
     survived(&out);
     json(&out);
@@ -301,4 +305,179 @@ fn escape_sequences_never_reach_the_terminal_or_the_json_raw() {
         assert!(!raw.contains(c), "{c:?} unescaped in JSON");
     }
     json(&js);
+}
+
+/// A job's log as a crash and a restart leave it: the lines before the
+/// crash, a few KiB of NUL bytes (blocks the filesystem had allocated and
+/// the dying writer never filled), then the restarted run's out-of-memory
+/// traceback.
+fn crashed_log() -> Vec<u8> {
+    let mut log = b"2026-11-29 19:40:58,112 INFO train: epoch 1 step 40 loss 2.4410\n\
+2026-11-29 19:40:59,870 INFO train: epoch 1 step 41 loss 2.4391\n"
+        .to_vec();
+    log.extend_from_slice(&[0u8; 3 * 1024]);
+    log.extend_from_slice(&[0u8; 512]);
+    log.extend_from_slice(
+        b"2026-11-29 19:43:02,004 INFO train: resuming from checkpoint step 40\n\
+Traceback (most recent call last):\n\
+  File \"/home/user/train/train.py\", line 88, in <module>\n\
+    loss.backward()\n\
+  File \"/opt/torch/.venv/lib/python3.12/site-packages/torch/_tensor.py\", line 631, in backward\n\
+    torch.autograd.backward(\n\
+  File \"/opt/torch/.venv/lib/python3.12/site-packages/torch/autograd/graph.py\", line 869, in _engine_run_backward\n\
+    return Variable._execution_engine.run_backward(  # Calls into the C++ engine to run the backward pass\n\
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free. Including non-PyTorch memory, this process has 77.94 GiB memory in use. Of the allocated memory 74.10 GiB is allocated by PyTorch, and 2.31 GiB is reserved by PyTorch but unallocated.\n",
+    );
+    log
+}
+
+/// A directory of two jobs, one clean and one whose log holds NUL bytes in
+/// its first 8 KiB: the failed job is a verdict, as when it is named alone.
+#[test]
+fn a_log_with_nul_bytes_in_a_directory_is_still_scanned() {
+    let s = common::Scratch::new("nul-dir");
+    s.copy(
+        "fixtures/real/h200-torch-healthy-train.log",
+        "jobs/job-1.log",
+    );
+    let crashed = s.write("jobs/job-2.log", &crashed_log());
+    // Also text first, then the NULs of a preallocated file at its end.
+    let mut prealloc =
+        std::fs::read(common::root().join("fixtures/real/h200-torch-oom-amp-train.log")).unwrap();
+    prealloc.extend_from_slice(&[0u8; 6 * 1024]);
+    let prealloc = s.write("jobs/job-3.log", &prealloc);
+    let alone = cudnnlog(
+        &["scan", "--format", "json", crashed.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(classes(&alone), ["cuda.oom"]);
+    let jobs = s.0.join("jobs");
+    let out = cudnnlog(&["scan", "--format", "json", jobs.to_str().unwrap()], None);
+    assert_eq!(
+        survived(&out),
+        1,
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let primaries: Vec<(String, String)> = doc["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            let v = &j["verdict"];
+            (
+                v["path"]
+                    .as_str()
+                    .unwrap()
+                    .rsplit('/')
+                    .next()
+                    .unwrap()
+                    .to_string(),
+                v["primary"].as_str().unwrap_or("-").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        primaries,
+        [
+            ("job-1.log".to_string(), "-".to_string()),
+            ("job-2.log".to_string(), "cuda.oom".to_string()),
+            ("job-3.log".to_string(), "cuda.oom".to_string()),
+        ],
+        "{prealloc:?}"
+    );
+    assert_eq!(doc["summary"]["failed"], 2);
+    assert!(
+        doc["summary"].get("skipped").is_none(),
+        "{}",
+        doc["summary"]
+    );
+}
+
+/// An ELF core dump (holding a log's text in its memory) and random bytes
+/// under log names are skipped, but never silently: a note names each on
+/// standard error and the summary counts the skips by reason, in the fleet
+/// document, its NDJSON summary and the table's and compact lines' footer;
+/// one job's table says so too.
+#[test]
+fn a_skipped_file_is_never_silent() {
+    let s = common::Scratch::new("skip-count");
+    s.copy(
+        "fixtures/real/h200-torch-healthy-train.log",
+        "jobs/job-1.log",
+    );
+    s.write("jobs/job-2.log", &crashed_log());
+    let mut core =
+        b"\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x04\x00\x3e\x00".to_vec();
+    core.extend_from_slice(&[0u8; 300]);
+    core.extend_from_slice(&crashed_log());
+    s.write("jobs/job-3.log", &core);
+    s.write("jobs/rank-4.out", &random_bytes(64 << 10));
+    s.write("jobs/notes.md", b"ERROR: see job-2\n");
+    let jobs = s.0.join("jobs");
+    let dir = jobs.to_str().unwrap();
+
+    let out = cudnnlog(&["scan", "--format", "json", dir], None);
+    assert_eq!(ended(&out), 1);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["summary"]["jobs"], 2, "{}", doc["summary"]);
+    assert_eq!(
+        doc["summary"]["skipped"],
+        serde_json::json!({"binary": 2, "not_a_log": 1})
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    for name in ["job-3.log", "rank-4.out"] {
+        assert!(
+            err.lines()
+                .any(|l| l.starts_with("cudnnlog: ") && l.contains(name) && l.contains("binary")),
+            "{err}"
+        );
+    }
+    let out = cudnnlog(&["scan", "--format", "ndjson", dir], None);
+    let last = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .last()
+        .unwrap()
+        .to_string();
+    let summary: serde_json::Value = serde_json::from_str(&last).unwrap();
+    assert_eq!(summary["type"], "fleet_summary");
+    assert_eq!(summary["skipped"]["binary"], 2);
+    for format in ["table", "compact"] {
+        let out = cudnnlog(&["scan", "--format", format, "--color", "never", dir], None);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains(
+                "2 jobs: 1 failed, 1 clean; skipped 3 files: 2 binary, 1 not a log by name"
+            ),
+            "{format}: {text}"
+        );
+    }
+    // One job and a skipped file: its table says so.
+    let one = common::Scratch::new("skip-count-one");
+    one.copy(
+        "fixtures/real/h200-torch-healthy-train.log",
+        "job/train.log",
+    );
+    one.write("job/train.log.1", &core);
+    let dir = one.0.join("job");
+    for format in ["table", "compact"] {
+        let out = cudnnlog(
+            &[
+                "scan",
+                "--format",
+                format,
+                "--color",
+                "never",
+                dir.to_str().unwrap(),
+            ],
+            None,
+        );
+        assert_eq!(ended(&out), 0);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("skipped 1 file: 1 binary"),
+            "{format}: {text}"
+        );
+    }
 }

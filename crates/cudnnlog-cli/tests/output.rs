@@ -442,3 +442,185 @@ fn names_and_text_cannot_forge_or_reorder_output() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Exit 2 with one line on standard error that names `named`, and the
+/// file at `path` still holds `before`.
+fn refused_and_untouched(
+    out: &std::process::Output,
+    named: &str,
+    path: &std::path::Path,
+    before: &[u8],
+) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("cudnnlog: --output ") && err.contains(named),
+        "{err}"
+    );
+    assert!(err.contains("is an input of the scan"), "{err}");
+    assert_eq!(std::fs::read(path).unwrap(), before, "{}", path.display());
+}
+
+/// `-o` naming a log the scan reads is refused before anything is opened
+/// for writing, however the log is reached: found by walking a directory,
+/// through a symlink or a hard link, as standard input, or as
+/// `/proc/self/fd/0`. The log is left whole.
+#[test]
+fn output_never_overwrites_an_input() {
+    let s = common::Scratch::new("output-input");
+    let rank0 = s.copy(OOM, "logs/rank0.log");
+    s.copy(
+        "fixtures/real/h200-torch-healthy-train.log",
+        "logs/rank1.log",
+    );
+    let before = std::fs::read(&rank0).unwrap();
+    let logs = s.0.join("logs");
+    let scan_dir = |output: &std::path::Path| {
+        cudnnlog(
+            &[
+                "scan",
+                logs.to_str().unwrap(),
+                "-o",
+                output.to_str().unwrap(),
+            ],
+            None,
+        )
+    };
+    let target = rank0.to_str().unwrap();
+    // A file the walk of a directory finds.
+    refused_and_untouched(&scan_dir(&rank0), target, &rank0, &before);
+    // The same file under other names: the message names both.
+    let alias = s.0.join("alias.log");
+    std::os::unix::fs::symlink(&rank0, &alias).unwrap();
+    let out = scan_dir(&alias);
+    refused_and_untouched(&out, target, &rank0, &before);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("alias.log"));
+    let hard = s.0.join("hard.log");
+    std::fs::hard_link(&rank0, &hard).unwrap();
+    refused_and_untouched(&scan_dir(&hard), "hard.log", &rank0, &before);
+    // Standard input: `cudnnlog scan -o in.log < in.log`, with and without `-`.
+    let stdin_scan = |args: &[&str]| {
+        common::command(args)
+            .stdin(std::fs::File::open(&rank0).unwrap())
+            .output()
+            .unwrap()
+    };
+    for args in [
+        &["scan", "-o", target][..],
+        &["scan", "-", "-o", target],
+        &["scan", "-o", "/proc/self/fd/0"],
+        &["scan", "-o", "/dev/stdin"],
+    ] {
+        let out = stdin_scan(args);
+        refused_and_untouched(&out, args[args.len() - 1], &rank0, &before);
+        assert!(String::from_utf8_lossy(&out.stderr).contains("(standard input)"));
+    }
+    // Followed, too.
+    let out = cudnnlog(
+        &["scan", "-f", target, "--follow-for", "0.1", "-o", target],
+        None,
+    );
+    refused_and_untouched(&out, target, &rank0, &before);
+}
+
+/// The report is written beside its target and renamed into place once
+/// it is whole: an existing report is replaced (a hard link to the old one
+/// still holds it), keeps its mode and the link that named it; a scan
+/// killed part way leaves the old report as it was.
+#[test]
+fn output_lands_by_rename() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = common::Scratch::new("output-rename");
+    let report = s.write("out/report.json", b"{\"old\": true}\n");
+    let keep = s.0.join("out/keep.json");
+    std::fs::hard_link(&report, &keep).unwrap();
+    std::fs::set_permissions(&report, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let out = cudnnlog(&["scan", OOM, "-o", report.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let written: cudnnlog::Report =
+        serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(written.primary.as_deref(), Some("cuda.oom"));
+    assert_eq!(std::fs::read(&keep).unwrap(), b"{\"old\": true}\n");
+    let mode = std::fs::metadata(&report).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o640);
+    // Nothing left beside it.
+    let mut names: Vec<String> = std::fs::read_dir(s.0.join("out"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["keep.json", "report.json"]);
+    // Through a symlink: the link stays, its target gets the report.
+    let link = s.0.join("latest.md");
+    std::os::unix::fs::symlink(&keep, &link).unwrap();
+    let out = cudnnlog(
+        &[
+            "scan",
+            OOM,
+            "--format",
+            "markdown",
+            "-o",
+            link.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read_to_string(&keep)
+        .unwrap()
+        .starts_with("## cudnnlog report"));
+    // A new file in the very directory being scanned is fine.
+    let logs = s.0.join("logs");
+    s.copy(OOM, "logs/rank0.log");
+    let new = logs.join("report.log");
+    let out = cudnnlog(
+        &["scan", logs.to_str().unwrap(), "-o", new.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(std::fs::read_to_string(&new).unwrap().contains("cuda.oom"));
+    // Killed part way through reading its input: the old report stands.
+    let mut child = common::command(&["scan", "--format", "json", "-o", report.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    use std::io::Write;
+    stdin
+        .write_all(&std::fs::read(root().join(OOM)).unwrap())
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    drop(stdin);
+    assert_eq!(
+        serde_json::from_slice::<cudnnlog::Report>(&std::fs::read(&report).unwrap())
+            .unwrap()
+            .primary
+            .as_deref(),
+        Some("cuda.oom"),
+        "the report of the first scan"
+    );
+}
+
+/// A special file is written where it is, never replaced: `/dev/null`
+/// stays the null device, `/dev/stdout` is standard output.
+#[test]
+fn output_to_a_special_file_is_written_in_place() {
+    use std::os::unix::fs::FileTypeExt;
+    let out = cudnnlog(&["scan", OOM, "-o", "/dev/null"], None);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(out.stdout.is_empty());
+    let null = std::fs::metadata("/dev/null").unwrap();
+    assert!(null.file_type().is_char_device());
+    let out = cudnnlog(
+        &["scan", OOM, "--format", "json", "-o", "/dev/stdout"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(common::json(&out).primary.as_deref(), Some("cuda.oom"));
+}

@@ -91,10 +91,12 @@ pub fn run(
     if let Some(e) = failure {
         return Err(e);
     }
+    let mut summary = summary.finish();
+    summary.skipped = ctx.skipped.clone();
     let fleet = FleetDocument {
         schema: fleet::SCHEMA,
         jobs: kept.into_iter().flatten().collect(),
-        summary: summary.finish(),
+        summary,
     };
     let result = if quiet || closed {
         Ok(())

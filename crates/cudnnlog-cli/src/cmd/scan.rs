@@ -8,6 +8,7 @@
 use crate::args::{FailOn, Format, ScanArgs};
 use crate::cmd::{fleet, follow};
 use crate::config::Config;
+use crate::output::{self, Landing, Reads, Timing};
 use crate::render::{self, Ctx, Render, Style};
 use crate::stream_sink::{Shared, Streaming};
 use crate::term::{self, Color, Stream};
@@ -15,7 +16,7 @@ use crate::{inputs, load_catalog};
 use cudnnlog::fleet::{JobInput, ScanHooks};
 use cudnnlog::report::FindingsSink;
 use cudnnlog::{Catalog, MmapChoice, Scanner, ScannerBuilder};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -37,6 +38,9 @@ struct Plan {
     catalog: Catalog,
     /// What to scan, and how the inputs make jobs.
     mode: Mode,
+    /// What the walk of directories left out, by reason
+    /// ([`cudnnlog::source::Walked::counts`]).
+    skipped: BTreeMap<String, u64>,
     /// Whether files are mapped (`--no-mmap`: never).
     mmap: MmapChoice,
     /// Where and how the results are written.
@@ -65,6 +69,8 @@ struct Output {
     style: Style,
     /// Standard output, or the file `--output` names.
     out: Box<dyn Write + Send>,
+    /// Puts the file `--output` names in place once it is written.
+    landing: Landing,
     /// `--output` was given: partial findings are not streamed to a file.
     to_file: bool,
     /// `--quiet`: nothing but the exit status.
@@ -101,10 +107,11 @@ fn exit_code(fail_on: FailOn, seen: &Seen) -> ExitCode {
 }
 
 impl Plan {
-    /// The plan for `args`: the catalog, the format (`--format`, else the
-    /// output file's extension, else the config's, else `table` on a
-    /// terminal and `compact` elsewhere), the output (opened), the style,
-    /// then the inputs and how they make jobs.
+    /// The plan for `args`: the catalog, the inputs and how they make
+    /// jobs, the format (`--format`, else the output file's extension,
+    /// else the config's, else `table` on a terminal and `compact`
+    /// elsewhere), the output (opened once it is known not to be an
+    /// input), the style.
     fn new(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result<Plan> {
         let mut dirs = config.patterns.clone();
         dirs.extend(args.patterns.iter().cloned());
@@ -118,6 +125,7 @@ impl Plan {
             }
             args.files.push(PathBuf::from("-"));
         }
+        let (mode, skipped) = Mode::of(&args)?;
         let to_file = args.output.is_some();
         let format = args
             .format
@@ -128,7 +136,11 @@ impl Plan {
             } else {
                 Format::Compact
             });
-        let out = open_output(args.output.as_deref(), &args.files)?;
+        let timing = match mode {
+            Mode::Follow { .. } => Timing::AsItComes,
+            Mode::Job(_) | Mode::Fleet(_) => Timing::AtEnd,
+        };
+        let (out, landing) = output::open(args.output.as_deref(), &mode.reads(), timing)?;
         // Colour and the terminal's width only for a terminal.
         let style = Style {
             color: !to_file && term::color(color, Stream::Stdout),
@@ -143,6 +155,7 @@ impl Plan {
             render: render::renderer(format),
             style,
             out,
+            landing,
             to_file,
             quiet: args.quiet,
         };
@@ -156,7 +169,8 @@ impl Plan {
         };
         Ok(Plan {
             catalog,
-            mode: Mode::of(&args)?,
+            mode,
+            skipped,
             mmap,
             output,
         })
@@ -169,46 +183,49 @@ impl Plan {
         // of a small log (a fleet scans thousands).
         let scanner = std::mem::ManuallyDrop::new(ScannerBuilder::new().build(self.catalog));
         let mut output = self.output;
-        match self.mode {
+        let skipped = &self.skipped;
+        let seen = match self.mode {
             Mode::Follow { path, limit } => {
                 let ndjson = output.render.streams();
                 follow::follow(&scanner, &path, ndjson, limit, &mut output.out)?;
-                Ok(Seen::default())
+                Seen::default()
             }
             Mode::Fleet(jobs) => {
                 let ctx = Ctx {
                     catalog: scanner.catalog(),
                     style: &output.style,
+                    skipped,
                 };
                 let (render, quiet) = (output.render, output.quiet);
                 let done = fleet::run(&scanner, &jobs, self.mmap, render, &ctx, quiet, output.out)?;
-                Ok(Seen {
+                Seen {
                     unreadable: jobs.len() as u64 > done.summary.jobs
                         || done.summary.unreadable > 0
                         || done.any_error,
                     finding: done.any_finding,
                     failure: done.summary.failed > 0,
-                })
+                }
             }
-            Mode::Job(inputs) => job(&scanner, &inputs, self.mmap, output),
-        }
+            Mode::Job(inputs) => job(&scanner, &inputs, self.mmap, &mut output, skipped)?,
+        };
+        output.landing.land()?;
+        Ok(seen)
     }
 }
 
 impl Mode {
     /// `--follow`'s one file; else the inputs (walked, their notes on
     /// standard error), as one job or, when they are several jobs' and
-    /// `--job` is not given, as a fleet.
-    fn of(args: &ScanArgs) -> anyhow::Result<Mode> {
+    /// `--job` is not given, as a fleet; with what the walk left out, by
+    /// reason.
+    fn of(args: &ScanArgs) -> anyhow::Result<(Mode, BTreeMap<String, u64>)> {
         if args.follow {
             let [path] = args.files.as_slice() else {
                 anyhow::bail!("--follow watches exactly one file");
             };
             let limit = args.follow_for.map(Duration::from_secs_f64);
-            return Ok(Mode::Follow {
-                path: path.clone(),
-                limit,
-            });
+            let path = path.clone();
+            return Ok((Mode::Follow { path, limit }, BTreeMap::new()));
         }
         let walk = cudnnlog::source::Walk {
             globs: args.glob.clone(),
@@ -216,7 +233,11 @@ impl Mode {
             hidden: args.hidden,
             no_ignore: args.no_ignore,
         };
-        let (mut inputs, notes) = inputs::expand(&args.files, &walk)?;
+        let inputs::Expanded {
+            mut inputs,
+            notes,
+            skipped,
+        } = inputs::expand(&args.files, &walk)?;
         for note in notes.iter().filter(|_| !args.quiet) {
             writeln!(
                 std::io::stderr(),
@@ -225,7 +246,8 @@ impl Mode {
             )?;
         }
         if inputs.is_empty() {
-            anyhow::bail!("no files to scan (the directories hold no log files that match)");
+            let why = render::skips(&skipped).map_or(String::new(), |s| format!("; {s}"));
+            anyhow::bail!("no files to scan (the directories hold no log files that match{why})");
         }
         let paths: Vec<PathBuf> = inputs
             .iter()
@@ -243,7 +265,7 @@ impl Mode {
                      add --job to take all inputs as one job"
                 );
             }
-            return Ok(Mode::Fleet(jobs));
+            return Ok((Mode::Fleet(jobs), skipped));
         }
         // One job: the ranks its files' names give (with `--job` too: files
         // that are visibly one job's ranks stay ranks, not runs).
@@ -257,7 +279,29 @@ impl Mode {
                 s.rank = rank_of.get(s.path.as_path()).copied();
             }
         }
-        Ok(Mode::Job(inputs))
+        Ok((Mode::Job(inputs), skipped))
+    }
+
+    /// What the scan reads, which its output must not be.
+    fn reads(&self) -> Reads<'_> {
+        let mut reads = Reads::default();
+        match self {
+            Mode::Follow { path, .. } if path.as_os_str() == "-" => reads.stdin = true,
+            Mode::Follow { path, .. } => reads.files.push(path),
+            Mode::Job(inputs) => {
+                for input in inputs {
+                    match input {
+                        JobInput::File(s) => reads.files.push(&s.path),
+                        JobInput::Stdin => reads.stdin = true,
+                    }
+                }
+            }
+            Mode::Fleet(jobs) => {
+                let sources = jobs.iter().flat_map(|j| j.sources.iter());
+                reads.files.extend(sources.map(|s| s.path.as_path()));
+            }
+        }
+        reads
     }
 }
 
@@ -269,7 +313,8 @@ fn job(
     scanner: &Scanner,
     inputs: &[JobInput],
     mmap: MmapChoice,
-    mut output: Output,
+    output: &mut Output,
+    skipped: &BTreeMap<String, u64>,
 ) -> anyhow::Result<Seen> {
     // Partial findings are streamed to a reader, not to a file.
     let shared = (output.render.streams() && !output.quiet && !output.to_file)
@@ -314,6 +359,7 @@ fn job(
     let ctx = Ctx {
         catalog: scanner.catalog(),
         style: &output.style,
+        skipped,
     };
     let mut out = std::io::BufWriter::new(&mut output.out);
     let written = output
@@ -394,40 +440,6 @@ impl<'c> ScanHooks<'c> for Hooks {
     fn parallel(&self) -> bool {
         true
     }
-}
-
-/// Where the report goes: standard output, or the file `--output` names
-/// (created, or truncated) — never one of the `inputs` (`-o train.log`
-/// would empty the log before it is read).
-fn open_output(path: Option<&Path>, inputs: &[PathBuf]) -> anyhow::Result<Box<dyn Write + Send>> {
-    use anyhow::Context;
-    use std::os::unix::fs::MetadataExt;
-    let id = |p: &Path| {
-        std::fs::metadata(p)
-            .ok()
-            .filter(|m| m.is_file())
-            .map(|m| (m.dev(), m.ino()))
-    };
-    if let Some(out) = path.and_then(id) {
-        if let Some(input) = inputs.iter().find(|i| id(i) == Some(out)) {
-            anyhow::bail!(
-                "--output {} is an input of the scan: writing it would destroy the log",
-                render::sanitize_line(&input.display().to_string())
-            );
-        }
-    }
-    Ok(match path {
-        None => Box::new(std::io::stdout()),
-        Some(p) => {
-            let file = std::fs::File::create(p).with_context(|| {
-                format!(
-                    "cannot write {}",
-                    render::sanitize_line(&p.display().to_string())
-                )
-            })?;
-            Box::new(file)
-        }
-    })
 }
 
 /// Files larger than this get a progress bar on a terminal.

@@ -13,8 +13,14 @@ use std::io::Write;
 pub struct Compact;
 
 impl Render for Compact {
-    fn report(&self, mut out: &mut dyn Write, _: &Ctx<'_>, report: &Report) -> anyhow::Result<()> {
-        Ok(self::report(&mut out, report)?)
+    fn report(
+        &self,
+        mut out: &mut dyn Write,
+        ctx: &Ctx<'_>,
+        report: &Report,
+    ) -> anyhow::Result<()> {
+        self::report(&mut out, report)?;
+        Ok(super::skips_footer(&mut out, ctx)?)
     }
 
     fn fleet(

@@ -23,11 +23,22 @@ pub mod table;
 mod verdict;
 
 pub use table::table;
+pub(crate) use verdict::skips;
+
+/// The last line of one job's human report when the walk of directories
+/// left files out: `skipped 2 files: 1 binary, 1 not a log by name`.
+pub(crate) fn skips_footer(out: &mut impl Write, ctx: &Ctx<'_>) -> std::io::Result<()> {
+    match skips(ctx.skipped) {
+        Some(line) => writeln!(out, "{line}"),
+        None => Ok(()),
+    }
+}
 
 use crate::args::Format;
 use cudnnlog::catalog::{Catalog, Severity};
 use cudnnlog::fleet::{FleetDocument, Verdict};
 use cudnnlog::report::{Place, Report};
+use std::collections::BTreeMap;
 use std::io::Write;
 
 /// The renderer of `format`: the one place a format is mapped to its code.
@@ -51,6 +62,10 @@ pub struct Ctx<'a> {
     pub catalog: &'a Catalog,
     /// Colour, width and verbosity (for the human formats).
     pub style: &'a Style,
+    /// What the walk of directories left out, by reason: the human
+    /// formats' footer of one job's report says so ([`skips`]); a fleet's
+    /// summary carries it.
+    pub skipped: &'a BTreeMap<String, u64>,
 }
 
 /// One output format: how it writes one job's report, and a fleet's

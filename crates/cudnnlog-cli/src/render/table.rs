@@ -43,7 +43,8 @@ impl Render for Table {
         ctx: &Ctx<'_>,
         report: &Report,
     ) -> anyhow::Result<()> {
-        Ok(human(&mut out, report, ctx.catalog, ctx.style)?)
+        human(&mut out, report, ctx.catalog, ctx.style)?;
+        Ok(super::skips_footer(&mut out, ctx)?)
     }
 
     fn fleet(

@@ -1,9 +1,10 @@
 //! The words the text formats (table, compact, Markdown) share for a
 //! fleet: a verdict's outcome, where its failure was first seen, its
-//! cause, and the headline that counts the jobs.
+//! cause, the headline that counts the jobs, and what the walk skipped.
 
 use cudnnlog::fleet::{Summary, Verdict};
 use cudnnlog::report::Outcome;
+use std::collections::BTreeMap;
 
 /// How a job ended: its outcome, or `unreadable`.
 pub(crate) fn outcome(v: &Verdict) -> &'static str {
@@ -42,7 +43,8 @@ pub(crate) fn cause(v: &Verdict) -> String {
     }
 }
 
-/// `158 jobs: 120 failed, 6 degraded, 30 clean, 2 unreadable`.
+/// `158 jobs: 120 failed, 6 degraded, 30 clean, 2 unreadable; skipped 3
+/// files: 1 binary, 2 not logs by name`.
 pub(crate) fn headline(s: &Summary) -> String {
     let mut parts = vec![format!("{} failed", s.failed)];
     if s.degraded > 0 {
@@ -52,5 +54,38 @@ pub(crate) fn headline(s: &Summary) -> String {
     if s.unreadable > 0 {
         parts.push(format!("{} unreadable", s.unreadable));
     }
-    format!("{} jobs: {}", s.jobs, parts.join(", "))
+    let skipped = skips(&s.skipped).map_or(String::new(), |k| format!("; {k}"));
+    format!("{} jobs: {}{skipped}", s.jobs, parts.join(", "))
+}
+
+/// What the walk of directories left out, counted by reason: `skipped 3
+/// files: 1 binary, 2 not logs by name`; `None` when nothing was.
+pub(crate) fn skips(skipped: &BTreeMap<String, u64>) -> Option<String> {
+    let total: u64 = skipped.values().sum();
+    if total == 0 {
+        return None;
+    }
+    // The largest first; equal counts in the order of their keys.
+    let mut by_count: Vec<(&String, &u64)> = skipped.iter().filter(|(_, n)| **n > 0).collect();
+    by_count.sort_by(|a, b| b.1.cmp(a.1));
+    let parts: Vec<String> = by_count
+        .into_iter()
+        .map(|(why, &n)| {
+            let one = n == 1;
+            let words = match why.as_str() {
+                "binary" => "binary",
+                "not_a_log" if one => "not a log by name",
+                "not_a_log" => "not logs by name",
+                "loop" if one => "symlink loop",
+                "loop" => "symlink loops",
+                "broken_link" if one => "broken link",
+                "broken_link" => "broken links",
+                "unreadable" => "unreadable",
+                other => other,
+            };
+            format!("{n} {words}")
+        })
+        .collect();
+    let files = if total == 1 { "file" } else { "files" };
+    Some(format!("skipped {total} {files}: {}", parts.join(", ")))
 }

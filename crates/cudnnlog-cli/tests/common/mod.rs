@@ -19,6 +19,26 @@ pub fn cudnnlog(args: &[&str], stdin: Option<&[u8]>) -> Output {
 /// `cudnnlog ARGS` as a user without a config file or `CUDNNLOG_*`
 /// variables runs it, plus the variables `env` sets.
 pub fn cudnnlog_env(args: &[&str], env: &[(&str, &str)], stdin: Option<&[u8]>) -> Output {
+    let mut cmd = command(args);
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    });
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    if let Some(input) = stdin {
+        child.stdin.take().unwrap().write_all(input).unwrap();
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// `cudnnlog ARGS` from the repository root, as a user without a config
+/// file or `CUDNNLOG_*` variables runs it, its output captured; standard
+/// input is the caller's to set (`Stdio::from(file)`: `< file`).
+pub fn command(args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudnnlog"));
     cmd.args(args)
         .current_dir(root())
@@ -29,21 +49,9 @@ pub fn cudnnlog_env(args: &[&str], env: &[(&str, &str)], stdin: Option<&[u8]>) -
         .env_remove("CUDNNLOG_PATTERNS")
         // No user's config file.
         .env("CUDNNLOG_CONFIG", "")
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().unwrap();
-    if let Some(input) = stdin {
-        child.stdin.take().unwrap().write_all(input).unwrap();
-    }
-    child.wait_with_output().unwrap()
+    cmd
 }
 
 pub fn json(out: &Output) -> cudnnlog::Report {

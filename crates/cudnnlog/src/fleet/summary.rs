@@ -36,6 +36,14 @@ pub struct Summary {
     pub by_fingerprint: BTreeMap<String, u64>,
     /// One group per fingerprint, the largest first.
     pub groups: Vec<Group>,
+    /// Files the walk of a directory left out, by reason: `binary`,
+    /// `not_a_log` (by name), `loop`, `unreadable`, `broken_link` (the keys
+    /// of [`Walked::counts`](crate::source::Walked::counts), which the
+    /// caller that walked sets here); absent from JSON when none was.
+    /// Hidden and ignored files, and those `--glob` leaves out, are not
+    /// counted: leaving them out is the user's choice.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub skipped: BTreeMap<String, u64>,
     #[serde(skip)]
     index: HashMap<String, usize>,
 }
@@ -147,6 +155,8 @@ impl Summary {
     /// b.add(&v("b.log"));
     /// all.add(&v("a.log"));
     /// all.add(&v("b.log"));
+    /// b.skipped.insert("binary".into(), 1);
+    /// all.skipped.insert("binary".into(), 1);
     /// a.merge(b);
     /// assert_eq!(a.finish(), all.finish());
     /// ```
@@ -162,6 +172,9 @@ impl Summary {
         }
         for (k, n) in other.by_fingerprint {
             *self.by_fingerprint.entry(k).or_default() += n;
+        }
+        for (k, n) in other.skipped {
+            *self.skipped.entry(k).or_default() += n;
         }
         for g in other.groups {
             match self.index.get(&g.fingerprint) {

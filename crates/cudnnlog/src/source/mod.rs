@@ -11,6 +11,7 @@ mod decode;
 pub use decode::{decompressed, MAX_ZSTD_WINDOW};
 mod fill;
 pub(crate) mod job;
+mod sniff;
 pub(crate) mod walk;
 pub(crate) use fill::{Fill, Positioned, Reader};
 

@@ -5,9 +5,15 @@
 //! honoured (also outside a git repository), hidden entries skipped, and so
 //! are files that are not logs: by name (checkpoints, tensors, images,
 //! TensorBoard event files, archives, source, documentation, JSON) and by
-//! content (a NUL byte in the first 8 KiB of a file that is not gzip or
-//! zstd, rg's binary test). Rotated and compressed logs (`train.log.1`,
-//! `rank0.log.2.gz`) are kept. A file named explicitly is always read.
+//! content, when it is binary beyond doubt: the magic number of a binary
+//! format (ELF, a CUDA fat binary, PNG, zip, a pickle…), or control bytes
+//! throughout its first and last 8 KiB. NUL bytes alone never make a file
+//! binary: a crash or a preallocated file leaves them in logs (rg's test,
+//! a NUL in the first 8 KiB, dropped such logs and their failures). Rotated
+//! and compressed logs (`train.log.1`, `rank0.log.2.gz`) are kept. A file
+//! named explicitly is always read. Every file left out is accounted for:
+//! [`Walked::skipped`] names those whose content or path is the reason,
+//! [`Walked::not_logs`] counts those left out by name.
 //!
 //! ```
 //! use cudnnlog::source::Walk;
@@ -23,9 +29,9 @@
 //! # Ok::<(), cudnnlog::Error>(())
 //! ```
 
-use crate::source::Compression;
+use crate::source::sniff;
 use crate::Error;
-use std::io::Read;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// How directories are walked. The default is rg's: ignore files read,
@@ -174,28 +180,6 @@ pub fn not_a_log_by_name(name: &str) -> bool {
     NOT_LOGS.iter().any(|ext| base.ends_with(ext))
 }
 
-/// Whether a file's first bytes say it is binary: a NUL in the first 8 KiB
-/// of a file that is not gzip or zstd.
-fn binary(path: &Path) -> bool {
-    let mut head = [0u8; 8192];
-    let Ok(mut file) = std::fs::File::open(path) else {
-        // Unreadable: keep it, so the scan says why.
-        return false;
-    };
-    let mut n = 0;
-    while n < head.len() {
-        match file.read(&mut head[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => return false,
-        }
-    }
-    let head = &head[..n];
-    let compressed = Compression::of(head) != Compression::None;
-    !compressed && memchr::memchr(0, head).is_some()
-}
-
 /// What a walk found.
 ///
 /// ```
@@ -208,6 +192,7 @@ fn binary(path: &Path) -> bool {
 /// let walked = Walk::default().files(&[dir.clone(), "missing.log".into()])?;
 /// assert_eq!(walked.files, [dir.join("train.log"), "missing.log".into()]);
 /// assert!(walked.skipped.is_empty());
+/// assert_eq!(walked.not_logs, 1); // model.pt
 /// std::fs::remove_dir_all(&dir)?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -218,12 +203,50 @@ pub struct Walked {
     /// files, sorted.
     pub files: Vec<PathBuf>,
     /// The entries skipped that may surprise: a symlink loop, an
-    /// unreadable directory, a broken link (not the files that are not
-    /// logs).
+    /// unreadable directory, a broken link, a file whose content is binary
+    /// (not the files whose name says they are not logs: those are
+    /// [`not_logs`](Walked::not_logs)).
     pub skipped: Vec<Skipped>,
+    /// How many files were left out because their name says they are not
+    /// logs ([`not_a_log_by_name`]): counted, not listed.
+    pub not_logs: u64,
 }
 
-/// An entry a walk could not follow.
+impl Walked {
+    /// How many entries were left out, by reason: the
+    /// [`SkipReason::key`] of each of [`skipped`](Walked::skipped), and
+    /// `not_a_log` for [`not_logs`](Walked::not_logs). Reasons with none
+    /// are absent.
+    ///
+    /// ```
+    /// use cudnnlog::source::Walk;
+    /// let dir = std::env::temp_dir().join(format!("cudnnlog-doc-counts-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir)?;
+    /// std::fs::write(dir.join("train.log"), "INFO step 1\n")?;
+    /// std::fs::write(dir.join("model.pt"), "not a log")?;
+    /// std::fs::write(dir.join("rank1.log"), b"\x7fELF\x02\x01\x01\x00")?; // a core dump
+    /// let counts = Walk::default().files(&[dir.clone()])?.counts();
+    /// assert_eq!(counts.into_iter().collect::<Vec<_>>(), [("binary".to_string(), 1), ("not_a_log".to_string(), 1)]);
+    /// std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn counts(&self) -> BTreeMap<String, u64> {
+        let mut counts = BTreeMap::new();
+        for s in &self.skipped {
+            *counts.entry(s.why.key().to_string()).or_default() += 1;
+        }
+        if self.not_logs > 0 {
+            counts.insert(NOT_A_LOG.to_string(), self.not_logs);
+        }
+        counts
+    }
+}
+
+/// The [`Walked::counts`] key of the files left out by name.
+const NOT_A_LOG: &str = "not_a_log";
+
+/// An entry a walk left out that may surprise: one it could not follow,
+/// or a file whose content is binary.
 ///
 /// ```
 /// # #[cfg(unix)] {
@@ -268,6 +291,28 @@ pub enum SkipReason {
     Unreadable,
     /// A link to nothing.
     BrokenLink,
+    /// A file whose content is binary: the magic number of a binary format
+    /// (ELF, a CUDA fat binary, PNG, zip, a pickle…), or control bytes
+    /// throughout its first and last 8 KiB. NUL bytes alone never are.
+    Binary,
+}
+
+impl SkipReason {
+    /// The reason's key in [`Walked::counts`] and in the JSON fleet
+    /// summary's `skipped`: `loop`, `unreadable`, `broken_link`, `binary`.
+    ///
+    /// ```
+    /// use cudnnlog::source::SkipReason;
+    /// assert_eq!(SkipReason::BrokenLink.key(), "broken_link");
+    /// ```
+    pub fn key(self) -> &'static str {
+        match self {
+            SkipReason::Loop => "loop",
+            SkipReason::Unreadable => "unreadable",
+            SkipReason::BrokenLink => "broken_link",
+            SkipReason::Binary => "binary",
+        }
+    }
 }
 
 impl std::fmt::Display for Skipped {
@@ -277,6 +322,7 @@ impl std::fmt::Display for Skipped {
             SkipReason::Loop => "a symlink loop",
             SkipReason::Unreadable => "cannot be read",
             SkipReason::BrokenLink => "a broken or looping link",
+            SkipReason::Binary => "binary content (name the file to scan it anyway)",
         };
         write!(f, "{}: {why}, skipped", self.path.display())
     }
@@ -306,8 +352,10 @@ impl Walk {
         let mut walked = Walked::default();
         for path in paths {
             if path.is_dir() {
-                let mut files = walk_dir(path, self, &mut walked.skipped)?;
+                let before = walked.skipped.len();
+                let mut files = walk_dir(path, self, &mut walked)?;
                 files.sort();
+                walked.skipped[before..].sort_by(|a, b| a.path.cmp(&b.path));
                 walked.files.extend(files);
             } else {
                 walked.files.push(path.clone());
@@ -317,7 +365,9 @@ impl Walk {
     }
 }
 
-fn walk_dir(dir: &Path, walk: &Walk, skipped: &mut Vec<Skipped>) -> Result<Vec<PathBuf>, Error> {
+/// The log files under `dir`; what it leaves out goes to `walked`'s
+/// `skipped` and `not_logs`.
+fn walk_dir(dir: &Path, walk: &Walk, walked: &mut Walked) -> Result<Vec<PathBuf>, Error> {
     let mut overrides = ignore::overrides::OverrideBuilder::new(dir);
     for g in &walk.globs {
         overrides.add(g).map_err(|e| Error::Glob {
@@ -349,21 +399,28 @@ fn walk_dir(dir: &Path, walk: &Walk, skipped: &mut Vec<Skipped>) -> Result<Vec<P
         let entry = match entry {
             Ok(e) => e,
             Err(err) => {
-                skipped.push(describe(dir, &err));
+                walked.skipped.push(describe(dir, &err));
                 continue;
             }
         };
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             if entry.path_is_symlink() && std::fs::metadata(entry.path()).is_err() {
-                skipped.push(Skipped {
+                walked.skipped.push(Skipped {
                     path: entry.path().to_path_buf(),
                     why: SkipReason::BrokenLink,
                 });
             }
             continue;
         }
-        let name = entry.file_name().to_string_lossy();
-        if not_a_log_by_name(&name) || binary(entry.path()) {
+        if not_a_log_by_name(&entry.file_name().to_string_lossy()) {
+            walked.not_logs += 1;
+            continue;
+        }
+        if sniff::binary(entry.path()) {
+            walked.skipped.push(Skipped {
+                path: entry.into_path(),
+                why: SkipReason::Binary,
+            });
             continue;
         }
         files.push(entry.into_path());
@@ -422,6 +479,40 @@ mod tests {
             .map(|s| (s.path.clone(), s.why))
             .collect();
         assert_eq!(why, [(dir.join("rank1.log"), SkipReason::BrokenLink)]);
+    }
+
+    /// Logs with NUL bytes in their first 8 KiB (a crash's unwritten
+    /// blocks, a preallocated file's tail, a file that is all NULs so far)
+    /// are walked like any other log.
+    #[test]
+    fn a_log_with_nul_bytes_is_walked() {
+        let dir = std::env::temp_dir().join(format!("cudnnlog-walk-nul-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let oom = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n";
+        let mut crash = b"INFO step 40 loss 2.44\n".to_vec();
+        crash.extend_from_slice(&[0; 3000]);
+        crash.extend_from_slice(oom);
+        let mut tail = oom.to_vec();
+        tail.extend_from_slice(&[0; 9000]);
+        let mut zeros_then_text = vec![0; 20_000];
+        zeros_then_text.extend_from_slice(oom);
+        for (name, bytes) in [
+            ("crash.log", &crash),
+            ("prealloc.log", &tail),
+            ("zeros.log", &zeros_then_text),
+        ] {
+            std::fs::write(dir.join(name), bytes).unwrap();
+        }
+        let walked = Walk::default().files(std::slice::from_ref(&dir));
+        std::fs::remove_dir_all(&dir).unwrap();
+        let walked = walked.unwrap();
+        let names: Vec<_> = walked
+            .files
+            .iter()
+            .map(|p| p.file_name().unwrap().to_str().unwrap())
+            .collect();
+        assert_eq!(names, ["crash.log", "prealloc.log", "zeros.log"]);
+        assert!(walked.skipped.is_empty(), "{:?}", walked.skipped);
     }
 
     #[test]
