@@ -66,12 +66,14 @@ def test_directories_are_walked_like_the_cli_walks_them(fleet):
     oom = (fleet / "job-1.log").read_bytes()
     for name in ["README.md", "config.json", "train.py", "model.pt", "events.out.tfevents.1.host"]:
         (fleet / name).write_bytes(oom)
-    (fleet / "core").write_bytes(b"\x00" + oom)
+    (fleet / "core").write_bytes(b"\x7fELF\x02\x01\x01\x00" + oom)  # a core dump
+    # A log a crash left NUL blocks in is still a log.
+    (fleet / "crashed.log").write_bytes(oom + b"\x00" * 4096)
     (fleet / "ignored").mkdir()
     (fleet / "ignored" / "job-9.log").write_bytes(oom)
     (fleet / ".gitignore").write_text("ignored/\n")
     walked = {v["path"].rsplit("/", 1)[-1] for v in cudnnlog.triage(fleet)}
-    assert walked == {"assert.log", "clean.log", "job-1.log", "job-2.log", "rank*.log"}
+    assert walked == {"assert.log", "clean.log", "crashed.log", "job-1.log", "job-2.log", "rank*.log"}
 
 
 def test_empty_and_bad_arguments(tmp_path):
