@@ -22,11 +22,9 @@ mod draft;
 pub(crate) mod environment;
 mod fallout;
 mod findings;
-mod memory;
 pub(crate) mod occurrences;
 
 pub(crate) use fallout::escalate;
-mod remedy;
 pub(crate) mod rules;
 mod runs;
 mod stage;
