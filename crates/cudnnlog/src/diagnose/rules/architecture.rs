@@ -1,4 +1,11 @@
 //! The GPU's architecture against the CUDA and cuDNN in use.
+//!
+//! **Evidence:** the GPU (by compute capability or model name) against the
+//! first CUDA/cuDNN that support it
+//!
+//! **Effect:** below → `arch_unsupported` ×20; Ampere with cuDNN < 8.4 (the
+//! seed documents' advice) → `arch_unsupported` ×3, `version_mismatch`
+//! ×1.5; supported → ×0.3
 
 use super::{seen, Remedy, Rule, DEFINITIVE};
 use crate::catalog::ids::cause;

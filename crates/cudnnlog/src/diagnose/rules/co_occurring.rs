@@ -1,5 +1,10 @@
 //! Other findings of the same source: an out-of-memory error near a cuDNN
 //! failure points at memory.
+//!
+//! **Evidence:** an out-of-memory finding within 2000 lines of a cuDNN or
+//! cuBLAS failure
+//!
+//! **Effect:** `memory_pressure` ×3, `version_mismatch` ×0.6
 
 use super::{is_cudnn_or_conv, Rule};
 use crate::catalog::ids::{cause, class};

@@ -5,6 +5,12 @@
 //! threads on watchdog timeouts were fixed in the training code about as
 //! often as in the network. Other culprits (torchrun's first failure) say
 //! the ranks did not meet, without saying why.
+//!
+//! **Evidence:** a distributed finding's named culprit (§ below)
+//!
+//! **Effect:** a rank out of step (named by a barrier, behind the
+//! wavefront, silent, behind in steps) → `code_bug` ×1.5: work only it did;
+//! otherwise `comm_failure` ×1.5; with the culprit's reason
 
 use super::{Remedy, Rule};
 use crate::catalog::ids::cause;

@@ -1,4 +1,9 @@
 //! The driver against the CUDA release the program uses.
+//!
+//! **Evidence:** the driver against the CUDA release's minimum
+//! (`compat.toml`)
+//!
+//! **Effect:** below → `driver_too_old` ×20; at or above → ×0.3
 
 use super::{seen, Remedy, Rule, DEFINITIVE};
 use crate::catalog::ids::cause;

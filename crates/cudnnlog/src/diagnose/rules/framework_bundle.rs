@@ -1,5 +1,11 @@
 //! The framework's own bundle (`patterns/compat.toml`): a cuDNN in the log
 //! that the installed PyTorch or TensorFlow build does not use.
+//!
+//! **Evidence:** the PyTorch wheel's bundled cuDNN or TensorFlow's tested
+//! build (`compat.toml`) against the cuDNN in use
+//!
+//! **Effect:** another cuDNN in use → `version_mismatch` ×3; when the
+//! bundled copy is in the log too → `library_conflict` ×3
 
 use super::{is_cudnn_or_conv, seen, temper, Remedy, Rule};
 use crate::catalog::ids::cause;

@@ -1,6 +1,10 @@
 //! The catalog's knowledge kept as data (`diagnosis.toml`): known
 //! framework issues, what a path, a module name or a message's wording
 //! tells.
+//!
+//! **Evidence:** `patterns/diagnosis.toml` (the knowledge table below)
+//!
+//! **Effect:** each entry's factors
 
 use super::{seen, temper, Rule};
 use crate::catalog::knowledge::{evidence, Read};

@@ -1,6 +1,11 @@
 //! A library status (cuDNN, cuBLAS) with none of a bug's usual evidence
 //! (a device-side assert, an illegal address, an index error nearby): the
 //! user's code is a less likely cause than the priors say.
+//!
+//! **Evidence:** a cuDNN or cuBLAS error with no device-side assert,
+//! illegal address or Python exception in the log
+//!
+//! **Effect:** `code_bug` ×0.6
 
 use super::{Remedy, Rule};
 use crate::catalog::ids::{cause, class};

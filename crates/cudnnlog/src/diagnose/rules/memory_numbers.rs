@@ -1,6 +1,21 @@
 //! The numbers of an out-of-memory message: the request against the cap,
 //! the free memory, the allocator's reserved-but-unallocated memory and
 //! memory held by other processes.
+//!
+//! **Evidence:** an OOM's requested, allocated,
+//! reserved-but-unallocated, allowed (cap), free and total bytes; for other
+//! processes, PyTorch's "Process N has X memory in use", or total − free −
+//! own (older messages: total − free − reserved).
+//!
+//! **Effect:** request > whole GPU → `code_bug` ×20;
+//! request > cap → `input_shape` ×6; free < request ≤ free +
+//! reserved-but-unallocated, or allocated + request ≤ usable memory but
+//! cached memory made it fail → `fragmentation` ×8, `memory_pressure` ×0.6
+//! (older messages: reserved − allocated is the cache);
+//! reserved-but-unallocated ≥ request → `fragmentation` ×4; cap or too
+//! little free → `memory_pressure` ×2; other processes holding more than max(1
+//! GiB, 5%) → `foreign_process` ×5, ×10 when it exceeds the request (then
+//! `memory_pressure` and `fragmentation` ×0.5).
 
 use super::{Remedy, Rule};
 use crate::catalog::ids::cause;

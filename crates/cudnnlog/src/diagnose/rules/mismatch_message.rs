@@ -1,4 +1,9 @@
 //! Versions inside the message itself: built with one, loaded another.
+//!
+//! **Evidence:** `loaded_version` ≠ `compiled_version` captured from the
+//! message
+//!
+//! **Effect:** `version_mismatch` ×3
 
 use super::Rule;
 use crate::catalog::ids::cause;

@@ -1,5 +1,15 @@
 //! Training settings the log echoes: deterministic mode, cuDNN benchmark
 //! mode, mixed precision, TensorFlow's memory growth.
+//!
+//! **Evidence:** `deterministic`, `cudnn_benchmark`, `amp`, TensorFlow's
+//! `memory_growth`
+//!
+//! **Effect:** deterministic on → `deterministic_mode` ×4 (off ×0.2);
+//! benchmark on → `benchmark_autotune` ×2, ×3 when memory was tight (off
+//! ×0.3); mixed precision → `half_precision` ×2, ×3 with a grouped or
+//! dilated convolution (then `unsupported_config` ×2); TensorFlow without
+//! memory growth, for OOM, handle, allocation and algorithm failures →
+//! `tf_prealloc` ×2 (with growth on ×0.2)
 
 use super::{seen, Remedy, Rule};
 use crate::catalog::ids::{cause, class};

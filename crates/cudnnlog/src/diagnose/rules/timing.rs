@@ -1,5 +1,17 @@
 //! When the failure happened: at the very first step (set-up: versions and
 //! libraries), always at the same step (an input), or mid-run.
+//!
+//! **Evidence:** the step and epoch before the failure
+//!
+//! **Effect:** a cuDNN failure before any training step (step 0, or none
+//! yet after the framework started) → `version_mismatch`,
+//! `library_conflict`, `library_missing`, `arch_unsupported` ×2; the same
+//! step twice, more than 200 lines apart (a restarted job failing again) →
+//! `input_shape` ×2.5; a CUDA, cuDNN or cuBLAS failure mid-run (step or
+//! epoch > 0) → `framework_bug` ×1.5, `memory_pressure`, `fragmentation`,
+//! `input_shape` ×1.3, `hardware_fault` ×1.2 and the set-up causes
+//! (`version_mismatch`, `library_conflict`, `library_missing`,
+//! `driver_too_old`, `arch_unsupported`) ×0.5
 
 use super::{is_cudnn_or_conv, Rule};
 use crate::catalog::ids::cause;

@@ -2,6 +2,11 @@
 //! the machine, and the process may load either. Versions first seen on one
 //! line are one message naming both (compiled with X, loaded Y): that is
 //! the mismatch rule's evidence, not two sightings of two copies.
+//!
+//! **Evidence:** two cuDNN versions in the environment, first seen on
+//! different lines (one message naming both is the mismatch rule's)
+//!
+//! **Effect:** `library_conflict` ×4, `version_mismatch` ×1.5
 
 use super::{is_cudnn_or_conv, Remedy, Rule};
 use crate::catalog::ids::{cause, class};
