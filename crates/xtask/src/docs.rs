@@ -254,6 +254,13 @@ pub fn run(root: &Path, check: bool) -> Result<()> {
         &knowledge_table()?,
         check,
     )?;
+    splice(
+        &root.join("docs/diagnosis.md"),
+        "<!-- rules:begin",
+        "<!-- rules:end -->",
+        &crate::rules::table(root)?,
+        check,
+    )?;
     let path = root.join("docs/classes.md");
     let fresh = classes_page()?;
     if std::fs::read_to_string(&path).unwrap_or_default() != fresh {

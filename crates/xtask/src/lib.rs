@@ -6,3 +6,4 @@ pub mod eval;
 pub mod layers;
 pub mod package;
 pub mod prefilter;
+pub mod rules;

@@ -10,6 +10,8 @@
 //!   pass's fingerprints (`patterns/prefilter.txt`).
 //! * `cargo xtask layers [--check]` — holds the library's imports against
 //!   the floor plan in `crates/xtask/layers.toml`.
+//! * `cargo xtask new-rule ID` — scaffolds an evidence rule (one file
+//!   and one line of the `RULES` table).
 //! * `cargo xtask package` — checks that the packaged library carries its
 //!   catalog.
 
@@ -33,6 +35,9 @@ cargo xtask layers [--check]
     floors, arrows, circles) and regenerate the table in
     docs/architecture.md (--check: fail on a forbidden import, a circle,
     a glob import or a stale table).
+cargo xtask new-rule ID
+    Scaffold an evidence rule: crates/cudnnlog/src/diagnose/rules/ID.rs
+    and its lines in rules/mod.rs (its docs go in its module comment).
 cargo xtask package
     Package the library, build a program against the packaged copy and
     check that it sees the whole built-in catalog.
@@ -55,6 +60,18 @@ fn main() -> Result<()> {
             &workspace_root(),
             rest.iter().any(|a| a == "--check"),
         )?),
+        "new-rule" => {
+            match rest {
+                [id] => {
+                    for f in xtask::rules::new_rule(&workspace_root(), id)? {
+                        println!("wrote {}", f.display());
+                    }
+                    println!("next: write its weigh function and module comment, then `cargo xtask docs`");
+                    Ok(())
+                }
+                _ => bail!("usage: cargo xtask new-rule ID\n{HELP}"),
+            }
+        }
         "package" => print(&xtask::package::check(&workspace_root())?),
         "help" | "-h" | "--help" => print(HELP),
         other => bail!("unknown task `{other}`\n{HELP}"),

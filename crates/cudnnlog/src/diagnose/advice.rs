@@ -37,7 +37,7 @@ pub(crate) fn gather(ctx: &Ctx<'_>, ranked: &[RankedCause]) -> Vec<String> {
         .collect();
     let tailored: Vec<String> = likely
         .iter()
-        .flat_map(|c| super::remedy::tailored(ctx, &c.id))
+        .flat_map(|c| super::rules::tailored(ctx, &c.id))
         .collect();
     let captures = captures_of(&ctx.pattern.regex, &ctx.pattern.facts);
     let own: Vec<String> = ctx

@@ -1,14 +1,14 @@
 //! Diagnosis: from findings to a ranked, evidenced explanation.
 //!
 //! For each finding the pattern's causes start at their catalog priors;
-//! evidence rules (`rules.rs`) then scale them by what the log shows — the
-//! message's own numbers, the environment, settings, timing, co-occurring
+//! evidence rules (`rules/`, one file each) then scale them by what the
+//! log shows — the message's own numbers, the environment, settings, timing, co-occurring
 //! findings and the compatibility tables — and every adjustment records the
 //! evidence, with line numbers. Weights are normalised into confidences.
 //! `fallout` marks findings that follow from an earlier one (a sticky CUDA
 //! error, one rank's failure seen by the others as a timeout) and picks the
-//! primary failure; `remedy` writes remediations filled with the log's own
-//! facts; `runs` compares several runs. `docs/diagnosis.md` explains the
+//! primary failure; the rules' remedies write remediations filled with the
+//! log's own facts; `runs` compares several runs. `docs/diagnosis.md` explains the
 //! scoring.
 //!
 //! The stage's interface is [`diagnose`]: [`Findings`] (from a scan's
@@ -22,11 +22,9 @@ mod draft;
 pub(crate) mod environment;
 mod fallout;
 mod findings;
-mod memory;
 pub(crate) mod occurrences;
 
 pub(crate) use fallout::escalate;
-mod remedy;
 pub(crate) mod rules;
 mod runs;
 mod stage;

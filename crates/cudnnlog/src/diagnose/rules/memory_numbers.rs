@@ -1,16 +1,49 @@
-//! The rule that reads an out-of-memory message's own numbers: the request
-//! against the process's cap, the free memory, the allocator's
-//! reserved-but-unallocated cache and memory held by other processes
-//! (`docs/diagnosis.md`, "memory numbers").
+//! The numbers of an out-of-memory message: the request against the cap,
+//! the free memory, the allocator's reserved-but-unallocated memory and
+//! memory held by other processes.
+//!
+//! **Evidence:** an OOM's requested, allocated,
+//! reserved-but-unallocated, allowed (cap), free and total bytes; for other
+//! processes, PyTorch's "Process N has X memory in use", or total − free −
+//! own (older messages: total − free − reserved).
+//!
+//! **Effect:** request > whole GPU → `code_bug` ×20;
+//! request > cap → `input_shape` ×6; free < request ≤ free +
+//! reserved-but-unallocated, or allocated + request ≤ usable memory but
+//! cached memory made it fail → `fragmentation` ×8, `memory_pressure` ×0.6
+//! (older messages: reserved − allocated is the cache);
+//! reserved-but-unallocated ≥ request → `fragmentation` ×4; cap or too
+//! little free → `memory_pressure` ×2; other processes holding more than max(1
+//! GiB, 5%) → `foreign_process` ×5, ×10 when it exceeds the request (then
+//! `memory_pressure` and `fragmentation` ×0.5).
 
-use super::{Draft, Weights};
+use super::{Remedy, Rule};
 use crate::catalog::ids::cause;
+use crate::diagnose::{Ctx, Weights};
 use crate::facts::human_bytes as h;
 
-/// The numbers of an out-of-memory message: the request against the cap,
-/// the free memory, the allocator's reserved-but-unallocated memory and
-/// memory held by other processes.
-pub(crate) fn memory_numbers(d: &Draft, ws: &mut Weights) {
+/// The rule, for [`RULES`](super::RULES); its documentation is this
+/// file's module comment.
+pub(crate) const RULE: Rule = Rule {
+    weigh,
+    remedies: &[
+        Remedy {
+            cause: cause::MEMORY_PRESSURE,
+            write: batch_size,
+        },
+        Remedy {
+            cause: cause::FRAGMENTATION,
+            write: fragmentation,
+        },
+        Remedy {
+            cause: cause::FOREIGN_PROCESS,
+            write: foreign,
+        },
+    ],
+};
+
+fn weigh(ctx: &Ctx<'_>, ws: &mut Weights) {
+    let d = ctx.draft();
     let Some(req) = d.int("requested_bytes") else {
         return;
     };
@@ -165,4 +198,76 @@ pub(crate) fn memory_numbers(d: &Draft, ws: &mut Weights) {
             ws.boost(cause::FOREIGN_PROCESS, 0.2, None);
         }
     }
+}
+
+fn batch_size(ctx: &Ctx<'_>) -> Option<String> {
+    let d = ctx.draft();
+    let (needed, budget) = budget(ctx)?;
+    if budget == 0 || needed <= budget {
+        return None;
+    }
+    let factor = needed.div_ceil(budget).max(2);
+    let req = d.int("requested_bytes").unwrap_or(needed);
+    let head = format!(
+        "The failing step needed about {} ({} already allocated + {} requested) but the process can use about {}",
+        h(needed),
+        h(d.int("allocated_bytes").unwrap_or(0)),
+        h(req),
+        h(budget)
+    );
+    let action = match d.first_progress().batch {
+        Some(b) if b >= factor => format!(
+            "lower the batch size from {b} to {} (÷{factor}), keeping the effective batch with {factor} gradient-accumulation steps",
+            b / factor
+        ),
+        _ => format!(
+            "divide the batch size (or the input size) by at least {factor}, keeping the effective batch with gradient accumulation"
+        ),
+    };
+    Some(format!(
+        "{head}: {action}. Check: the step runs, and `torch.cuda.max_memory_allocated()` stays below {}.",
+        h(budget)
+    ))
+}
+
+fn fragmentation(ctx: &Ctx<'_>) -> Option<String> {
+    let d = ctx.draft();
+    let unalloc = d.int("reserved_unallocated_bytes")?;
+    let req = d.int("requested_bytes")?;
+    Some(format!(
+        "Let the allocator grow segments instead of splitting them: `export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` ({} was reserved but unallocated when {} was requested). Check: if an out-of-memory error recurs, its \"reserved by PyTorch but unallocated\" figure is small.",
+        h(unalloc),
+        h(req)
+    ))
+}
+
+fn foreign(ctx: &Ctx<'_>) -> Option<String> {
+    let d = ctx.draft();
+    let t = d.int("total_bytes")?;
+    let others = d.int("other_process_bytes").or_else(|| {
+        let (f, p) = (d.int("free_bytes")?, d.int("process_bytes")?);
+        Some(t.saturating_sub(f).saturating_sub(p))
+    })?;
+    Some(format!(
+        "Find what else holds the GPU (about {} of {} was used by other processes): `nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv` on that node, then stop the stale ones. Check: only your job's processes are listed before you restart.",
+        h(others),
+        h(t)
+    ))
+}
+
+/// How much the failed step needed against what the process may use.
+fn budget(ctx: &Ctx<'_>) -> Option<(u64, u64)> {
+    let d = ctx.draft();
+    let req = d.int("requested_bytes")?;
+    let needed = req + d.int("allocated_bytes").unwrap_or(0);
+    let budget = d.int("allowed_bytes").or_else(|| {
+        let (t, f, p) = (
+            d.int("total_bytes")?,
+            d.int("free_bytes")?,
+            d.int("process_bytes")?,
+        );
+        // What this process could use: its own share plus what is free.
+        Some((p + f).min(t))
+    })?;
+    Some((needed, budget))
 }
