@@ -60,18 +60,18 @@ fn main() -> Result<()> {
             &workspace_root(),
             rest.iter().any(|a| a == "--check"),
         )?),
-        "new-rule" => {
-            match rest {
-                [id] => {
-                    for f in xtask::rules::new_rule(&workspace_root(), id)? {
-                        println!("wrote {}", f.display());
-                    }
-                    println!("next: write its weigh function and module comment, then `cargo xtask docs`");
-                    Ok(())
+        "new-rule" => match rest {
+            [id] => {
+                let mut out = String::new();
+                for f in xtask::rules::new_rule(&workspace_root(), id)? {
+                    out += &format!("wrote {}\n", f.display());
                 }
-                _ => bail!("usage: cargo xtask new-rule ID\n{HELP}"),
+                out +=
+                    "next: write its weigh function and module comment, then `cargo xtask docs`\n";
+                print(&out)
             }
-        }
+            _ => bail!("usage: cargo xtask new-rule ID\n{HELP}"),
+        },
         "package" => print(&xtask::package::check(&workspace_root())?),
         "help" | "-h" | "--help" => print(HELP),
         other => bail!("unknown task `{other}`\n{HELP}"),
