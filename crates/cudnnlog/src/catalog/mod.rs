@@ -174,6 +174,47 @@ pub struct Class {
     /// "process crashed with a fatal signal (SIGABRT)".
     #[serde(default)]
     pub title_fact: Option<String>,
+    /// The failures this class's findings are fallout of, when one comes
+    /// first in the same log: a broken CUDA context makes every later GPU
+    /// call fail, a failed node takes its processes down.
+    #[serde(default)]
+    pub follows: Vec<Follows>,
+    /// A failure of the GPU's own work (a CUDA, cuDNN or cuBLAS call): one
+    /// that comes after training steps that worked points to memory, the
+    /// input's shapes or a framework bug, not to the setup.
+    #[serde(default)]
+    pub gpu: bool,
+    /// A status a GPU library returned (cuDNN, cuBLAS): what the library
+    /// saw, which points to the library or its inputs more than to the
+    /// caller's code, unless the log shows a bug in the code.
+    #[serde(default)]
+    pub library: bool,
+}
+
+/// A failure whose fallout a class is: a value of a class's `follows`.
+///
+/// ```
+/// use cudnnlog::catalog::Follows;
+/// let catalog = cudnnlog::Catalog::builtin()?;
+/// // After an illegal address every later cuDNN call fails too.
+/// assert!(catalog.class("cudnn.execution_failed").unwrap().follows.contains(&Follows::Sticky));
+/// // Running out of GPU memory is not what a broken context makes.
+/// assert!(!catalog.class("cuda.oom").unwrap().follows.contains(&Follows::Sticky));
+/// # Ok::<(), cudnnlog::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Follows {
+    /// An earlier error of a `sticky` class in the same process: the CUDA
+    /// context is broken, and this class's calls fail with it.
+    Sticky,
+    /// An error of an `infrastructure` class in the same source, before or
+    /// after: the hardware or the node failed under the process.
+    Infrastructure,
+    /// An earlier error of the same log that is not itself coordination
+    /// fallout, when nothing else explains this one: a barrier timing out
+    /// on one rank, the others then losing their connection to it.
+    Coordination,
 }
 
 /// What a class names: a failure the log shows, or a status code a failure

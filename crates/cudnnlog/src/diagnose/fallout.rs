@@ -31,7 +31,7 @@
 use super::timeline::{rank_of, same_run, SourceRole, Timeline};
 use super::{Ctx, Draft, Weights};
 use crate::catalog::ids::{cause, class};
-use crate::catalog::{Catalog, Severity};
+use crate::catalog::{Catalog, Follows, Severity};
 
 /// Whether `class` breaks the CUDA context for every later call
 /// (`sticky` in `classes.toml`).
@@ -43,15 +43,12 @@ fn is_sticky(catalog: &Catalog, class: &str) -> bool {
 /// process's last words.
 pub(crate) const FATAL_WINDOW: u64 = 20;
 
-fn follows_sticky(d: &Draft) -> bool {
-    let family_hit = d.class.starts_with("cuda.")
-        || d.class.starts_with("cudnn.")
-        || d.class.starts_with("nccl.")
-        || matches!(
-            d.class.as_str(),
-            class::CUBLAS_ERROR | class::PYTHON_RUNTIME_ERROR | class::PROC_SEGFAULT
-        );
-    family_hit && d.class != class::CUDA_OOM
+/// Whether `d`'s class is fallout of `what` when that comes first
+/// (`follows` in `classes.toml`).
+fn follows(catalog: &Catalog, d: &Draft, what: Follows) -> bool {
+    catalog
+        .class(&d.class)
+        .is_some_and(|c| c.follows.contains(&what))
 }
 
 fn is_termination(catalog: &Catalog, d: &Draft) -> bool {
@@ -114,15 +111,6 @@ fn is_infrastructure(catalog: &Catalog, d: &Draft) -> bool {
     catalog.class(&d.class).is_some_and(|c| c.infrastructure)
 }
 
-/// Errors an infrastructure fault explains: what the GPU, the
-/// communication and the processes on the failed hardware reported.
-fn follows_infrastructure(d: &Draft) -> bool {
-    matches!(
-        d.family(),
-        "cuda" | "cudnn" | "cublas" | "nccl" | "dist" | "proc" | "host" | "python"
-    ) && d.class != class::CUDA_OOM
-}
-
 /// Whether `d`'s class is what a rank reports while it waits for its peers
 /// (`waits` in `classes.toml`).
 fn waits(catalog: &Catalog, d: &Draft) -> bool {
@@ -150,7 +138,7 @@ pub(crate) fn link(
         if !d.is_error() || d.carrier.is_some() || is_infrastructure(catalog, d) {
             continue;
         }
-        if follows_infrastructure(d) {
+        if follows(catalog, d, Follows::Infrastructure) {
             let fault = drafts.iter().position(|e| {
                 e.is_error()
                     && e.first.source == d.first.source
@@ -172,7 +160,7 @@ pub(crate) fn link(
                     && pred(e)
             })
         };
-        caused_by[i] = if follows_sticky(d) {
+        caused_by[i] = if follows(catalog, d, Follows::Sticky) {
             earlier(&|e| is_sticky(catalog, &e.class))
         } else {
             None
@@ -242,10 +230,14 @@ pub(crate) fn link(
                 e.is_error()
                     && e.first.source == d.first.source
                     && e.first.byte != d.first.byte
-                    && e.family() != "nccl"
+                    && !follows(catalog, e, Follows::Coordination)
             })
         };
-        caused_by[i] = cause.or_else(|| (d.family() == "nccl").then(coordination).flatten());
+        caused_by[i] = cause.or_else(|| {
+            follows(catalog, d, Follows::Coordination)
+                .then(coordination)
+                .flatten()
+        });
     }
     caused_by
 }
@@ -310,12 +302,12 @@ pub(crate) fn explain(ctx: &Ctx<'_>, cause: &Draft, ws: &mut Weights) {
             "{} on line {} explains it: the hardware or the node the process ran on failed",
             cause.class, cause.first.line
         )
-    } else if is_sticky(ctx.catalog, &cause.class) && follows_sticky(d) {
+    } else if is_sticky(ctx.catalog, &cause.class) && follows(ctx.catalog, d, Follows::Sticky) {
         format!(
             "follows {} on line {}: after it the CUDA context is broken and later GPU calls fail too",
             cause.class, cause.first.line
         )
-    } else if d.family() == "nccl" || d.class == class::DIST_TIMEOUT {
+    } else if waits(ctx.catalog, d) {
         let rank = cause
             .first
             .rank
@@ -336,7 +328,7 @@ pub(crate) fn explain(ctx: &Ctx<'_>, cause: &Draft, ws: &mut Weights) {
         .is_some_and(|c| c.infrastructure)
     {
         cause::HARDWARE_FAULT
-    } else if d.family() == "nccl" || d.class == class::DIST_TIMEOUT {
+    } else if waits(ctx.catalog, d) {
         cause::COMM_FAILURE
     } else {
         cause::CODE_BUG

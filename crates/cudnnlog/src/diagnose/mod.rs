@@ -132,7 +132,7 @@ pub(crate) fn analyse(
     let carried_by = fallout::carried(drafts);
     let primary = fallout::primary(catalog, drafts, &caused_by, &carried_by, &time);
     let mut culprits: Vec<Option<crate::report::Culprit>> = (0..drafts.len())
-        .map(|i| culprit_of(drafts, i, &caused_by, roles))
+        .map(|i| culprit_of(catalog, drafts, i, &caused_by, roles))
         .collect();
     if let Some(p) = primary.filter(|&p| culprits[p].is_none()) {
         culprits[p] = blame::first_failure(catalog, drafts, p, &caused_by, roles, &time);
@@ -186,6 +186,7 @@ pub(crate) fn analyse(
 /// The culprit of a distributed finding, from the ranks' evidence and the
 /// other findings of its source.
 fn culprit_of(
+    catalog: &Catalog,
     drafts: &[Draft],
     i: usize,
     caused_by: &[Option<usize>],
@@ -204,7 +205,7 @@ fn culprit_of(
         .filter(|o| {
             // Any file of the job: one rank's log may hold the error the
             // others' timeouts follow from.
-            o.is_error() && !matches!(o.family(), "nccl" | "dist")
+            o.is_error() && !catalog.class(&o.class).is_some_and(|c| c.distributed)
         })
         .flat_map(|o| o.ranks.iter().copied())
         .collect();

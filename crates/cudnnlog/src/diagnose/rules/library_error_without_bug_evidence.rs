@@ -2,7 +2,7 @@
 //! (a device-side assert, an illegal address, an index error nearby): the
 //! user's code is a less likely cause than the priors say.
 //!
-//! **Evidence:** a cuDNN or cuBLAS error with no device-side assert,
+//! **Evidence:** an error of a `library` class (cuDNN, cuBLAS) with no device-side assert,
 //! illegal address or Python exception in the log
 //!
 //! **Effect:** `code_bug` ×0.6
@@ -23,7 +23,8 @@ pub(crate) const RULE: Rule = Rule {
 
 fn weigh(ctx: &Ctx<'_>, ws: &mut Weights) {
     let d = ctx.draft();
-    if !matches!(d.family(), "cudnn" | "cublas") || !d.is_error() {
+    let library = ctx.catalog.class(&d.class).is_some_and(|c| c.library);
+    if !library || !d.is_error() {
         return;
     }
     let bug_sign = ctx.drafts.iter().any(|o| {

@@ -7,7 +7,7 @@
 //! yet after the framework started) → `version_mismatch`,
 //! `library_conflict`, `library_missing`, `arch_unsupported` ×2; the same
 //! step twice, more than 200 lines apart (a restarted job failing again) →
-//! `input_shape` ×2.5; a CUDA, cuDNN or cuBLAS failure mid-run (step or
+//! `input_shape` ×2.5; a failure of a `gpu` class (CUDA, cuDNN, cuBLAS) mid-run (step or
 //! epoch > 0) → `framework_bug` ×1.5, `memory_pressure`, `fragmentation`,
 //! `input_shape` ×1.3, `hardware_fault` ×1.2 and the set-up causes
 //! (`version_mismatch`, `library_conflict`, `library_missing`,
@@ -86,8 +86,7 @@ fn weigh(ctx: &Ctx<'_>, ws: &mut Weights) {
         .filter(|&e| e > 0)
         .map(|e| ("epoch", e)));
     if let Some((unit, n)) = progressed {
-        let gpu = matches!(d.family(), "cuda" | "cudnn" | "cublas");
-        if gpu {
+        if ctx.catalog.class(&d.class).is_some_and(|c| c.gpu) {
             let why = format!(
                 "line {}: it failed mid-run ({unit} {n}), after earlier {unit}s worked",
                 d.first.line
