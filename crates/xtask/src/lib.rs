@@ -1,5 +1,6 @@
 //! Project chores behind `cargo xtask`: see `cargo xtask help`.
 
+pub mod classes;
 pub mod culprits;
 pub mod docs;
 pub mod eval;

@@ -12,6 +12,8 @@
 //!   the floor plan in `crates/xtask/layers.toml`.
 //! * `cargo xtask new-rule ID` — scaffolds an evidence rule (one file
 //!   and one line of the `RULES` table).
+//! * `cargo xtask new-class ID [FAMILY]` — scaffolds a failure class (its
+//!   stanza in `classes.toml` and its first pattern file).
 //! * `cargo xtask package` — checks that the packaged library carries its
 //!   catalog.
 
@@ -38,6 +40,10 @@ cargo xtask layers [--check]
 cargo xtask new-rule ID
     Scaffold an evidence rule: crates/cudnnlog/src/diagnose/rules/ID.rs
     and its lines in rules/mod.rs (its docs go in its module comment).
+cargo xtask new-class ID [FAMILY]
+    Scaffold a failure class (`family.name`): its stanza in
+    patterns/classes.toml and its first pattern file, beside the patterns
+    of its family; the tests fail until every TODO(new-class) is written.
 cargo xtask package
     Package the library, build a program against the packaged copy and
     check that it sees the whole built-in catalog.
@@ -71,6 +77,18 @@ fn main() -> Result<()> {
                 print(&out)
             }
             _ => bail!("usage: cargo xtask new-rule ID\n{HELP}"),
+        },
+        "new-class" => match rest {
+            [id] | [id, _] => {
+                let family = rest.get(1).map(String::as_str);
+                let mut out = String::new();
+                for f in xtask::classes::new_class(&workspace_root(), id, family)? {
+                    out += &format!("wrote {}\n", f.display());
+                }
+                out += "next: replace every TODO(new-class), then `cargo xtask docs` and `cargo test -p cudnnlog --test catalog`\n";
+                print(&out)
+            }
+            _ => bail!("usage: cargo xtask new-class ID [FAMILY]\n{HELP}"),
         },
         "package" => print(&xtask::package::check(&workspace_root())?),
         "help" | "-h" | "--help" => print(HELP),
