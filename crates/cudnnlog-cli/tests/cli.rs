@@ -481,3 +481,93 @@ fn ndjson_is_read_by_python() {
         "2 2 ['nccl.timeout', 'proc.segfault'] 0"
     );
 }
+
+/// A cause ranked by the catalog's prior alone is never shown as the
+/// answer's reason, in any format: the report says it is the commonest
+/// cause of the message and that the log shows no evidence. A cause the
+/// log's numbers support keeps its share and its evidence.
+#[test]
+fn a_prior_is_never_shown_as_a_reason() {
+    // Nothing in this log singles out a cause of the failed cuDNN call.
+    let bare = b"RuntimeError: CUDNN_STATUS_EXECUTION_FAILED\n";
+    // Here the allocator's numbers do.
+    let numbers = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n";
+    let run = |format: &str, log: &[u8]| {
+        let out = cudnnlog(
+            &["scan", "--format", format, "--color", "never", "-"],
+            Some(log),
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let why = |text: &str| {
+        let at = text.find("  why: ").expect("a why line");
+        let w = text[at..].split("  fix: ").next().unwrap();
+        w.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    let table = run("table", bare);
+    let w = why(&table);
+    assert!(
+        w.contains("no evidence in the log") && !w.contains('%'),
+        "{w}"
+    );
+    assert!(
+        words(&table).contains("likely causes (no evidence in the log"),
+        "{table}"
+    );
+    let w = why(&run("table", numbers));
+    assert!(w.contains("%): line 1: requested 2.00 GiB"), "{w}");
+
+    let compact = run("compact", bare);
+    assert!(
+        compact.contains(": the most common cause of this message (no evidence in the log)"),
+        "{compact}"
+    );
+    assert!(run("compact", numbers).contains("%): line 1: requested"));
+
+    let github = run("github", bare);
+    assert!(
+        github.contains("Possible cause: ") && !github.contains("Likely cause"),
+        "{github}"
+    );
+    assert!(run("github", numbers).contains("Likely cause: "));
+
+    let markdown = run("markdown", bare);
+    assert!(
+        words(&markdown).contains("Likely causes (no evidence in the log"),
+        "{markdown}"
+    );
+
+    // The verdict says which it is, for a pipeline to word it.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bare.log"), bare).unwrap();
+    std::fs::write(dir.path().join("oom.log"), numbers).unwrap();
+    let out = cudnnlog(
+        &["scan", "--format", "ndjson", dir.path().to_str().unwrap()],
+        None,
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut basis: Vec<(String, String)> = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["cause"].is_object())
+        .map(|v| {
+            let path = v["path"]
+                .as_str()
+                .unwrap()
+                .rsplit('/')
+                .next()
+                .unwrap()
+                .to_string();
+            (path, v["cause"]["basis"].as_str().unwrap().to_string())
+        })
+        .collect();
+    basis.sort(); // verdicts stream as jobs end
+    assert_eq!(
+        basis,
+        [
+            ("bare.log".into(), "prior".into()),
+            ("oom.log".into(), "evidence".into())
+        ]
+    );
+}

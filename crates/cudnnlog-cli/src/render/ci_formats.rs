@@ -9,7 +9,7 @@
 //! (escaped, with the characters XML 1.0 forbids removed).
 
 use cudnnlog::catalog::Catalog;
-use cudnnlog::report::Finding;
+use cudnnlog::report::{CauseBasis, Finding, PRIOR_ONLY};
 
 /// The longest message put in an annotation or a failure's `message`.
 pub(super) const MESSAGE_CHARS: usize = 1000;
@@ -44,11 +44,14 @@ pub(super) fn top_cause(f: &Finding, catalog: &Catalog) -> Option<String> {
     let title = catalog
         .cause(&c.id)
         .map_or(c.id.as_str(), |x| x.title.as_str());
-    Some(format!(
-        "Likely cause: {title} ({}, {:.0}%).",
-        c.id,
-        c.confidence * 100.0
-    ))
+    Some(match c.basis() {
+        CauseBasis::Evidence => format!(
+            "Likely cause: {title} ({}, {:.0}%).",
+            c.id,
+            c.confidence * 100.0
+        ),
+        CauseBasis::Prior => format!("Possible cause: {title} ({}, {PRIOR_ONLY}).", c.id),
+    })
 }
 
 #[cfg(test)]

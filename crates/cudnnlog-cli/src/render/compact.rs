@@ -6,7 +6,7 @@
 use super::verdict::{headline, outcome};
 use super::{sanitize, Ctx, Render};
 use cudnnlog::fleet::{primary_finding, FleetDocument, Summary, Triaged};
-use cudnnlog::report::{Outcome, Report};
+use cudnnlog::report::{Outcome, Report, PRIOR_ONLY};
 use std::io::Write;
 
 /// The compact renderer.
@@ -78,13 +78,16 @@ pub fn report(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
         )?;
     }
     if let Some(c) = f.causes.first() {
-        let evidence = c.evidence.first().map_or(String::new(), |e| one_line(e));
-        writeln!(
-            out,
-            "cause: {} ({:.0}%): {evidence}",
-            c.id,
-            c.confidence * 100.0
-        )?;
+        match c.evidence.first() {
+            Some(e) => writeln!(
+                out,
+                "cause: {} ({:.0}%): {}",
+                c.id,
+                c.confidence * 100.0,
+                one_line(e)
+            )?,
+            None => writeln!(out, "cause: {}: {PRIOR_ONLY}", c.id)?,
+        }
     }
     if let Some(r) = f.remediations.first() {
         writeln!(out, "fix: {}", one_line(r))?;

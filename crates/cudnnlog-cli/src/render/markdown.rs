@@ -315,7 +315,11 @@ pub fn markdown(out: &mut impl Write, report: &Report, catalog: &Catalog) -> std
                 writeln!(out)?;
             }
         }
-        writeln!(out, "Likely causes:")?;
+        if f.causes.iter().all(|c| c.evidence.is_empty()) {
+            writeln!(out, "Likely causes ({}):", super::table::PRIORS_ONLY)?;
+        } else {
+            writeln!(out, "Likely causes:")?;
+        }
         writeln!(out)?;
         for c in f.causes.iter().take(4) {
             let title = catalog.cause(&c.id).map_or("", |c| c.title.as_str());

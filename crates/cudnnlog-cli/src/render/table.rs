@@ -13,7 +13,7 @@ use super::{
 use crate::term::{self, columns, remediation, wrap};
 use cudnnlog::catalog::{Catalog, Severity};
 use cudnnlog::fleet::{primary_finding, FleetDocument, Summary, Triaged};
-use cudnnlog::report::{Finding, Outcome, Report};
+use cudnnlog::report::{Finding, Outcome, Report, PRIOR_ONLY};
 use std::io::Write;
 use tabled::settings::Style as TableStyle;
 
@@ -22,6 +22,10 @@ use tabled::settings::Style as TableStyle;
 const SHOWN: usize = 3;
 /// Longest message shown without `-v`, in characters.
 const MESSAGE: usize = 300;
+/// What a list of causes none of which the log supports says of itself.
+pub(crate) const PRIORS_ONLY: &str =
+    "no evidence in the log: how often each is behind this message";
+
 /// Lines of the verdict's "why" before it is clipped.
 const WHY_LINES: usize = 3;
 /// Lines of the verdict's "who" (the culprit) before it is clipped.
@@ -173,12 +177,12 @@ fn verdict(out: &mut impl Write, view: &View<'_>) -> std::io::Result<()> {
         let title = catalog.cause(&c.id).map_or("", |c| c.title.as_str());
         // Evidence that only repeats the culprit's reason: the title says more.
         let repeats = |e: &&String| f.culprit.as_ref().is_some_and(|k| e.contains(&k.reason));
-        let evidence = c
-            .evidence
-            .first()
-            .filter(|e| !repeats(e))
-            .map_or_else(|| title.to_string(), |e| sanitize(e));
-        let why = format!("{} ({:.0}%): {evidence}", c.id, c.confidence * 100.0);
+        let why = match c.evidence.first() {
+            // A prior is no reason: say what it is.
+            None => format!("{} — {title}: {PRIOR_ONLY}", c.id),
+            Some(e) if repeats(&e) => format!("{} ({:.0}%): {title}", c.id, c.confidence * 100.0),
+            Some(e) => format!("{} ({:.0}%): {}", c.id, c.confidence * 100.0, sanitize(e)),
+        };
         clipped(
             out,
             wrap(&why, width, "  why: ", "       "),
@@ -436,7 +440,11 @@ fn finding(
     }
     let causes = if style.verbose { f.causes.len() } else { SHOWN };
     if !f.causes.is_empty() {
-        writeln!(out, "  likely causes:")?;
+        if f.causes.iter().all(|c| c.evidence.is_empty()) {
+            writeln!(out, "  likely causes ({PRIORS_ONLY}):")?;
+        } else {
+            writeln!(out, "  likely causes:")?;
+        }
         for c in f.causes.iter().take(causes) {
             let title = catalog.cause(&c.id).map_or("", |c| c.title.as_str());
             let head = format!("{} — {}", c.id, title);

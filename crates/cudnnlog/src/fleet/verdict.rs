@@ -1,7 +1,7 @@
 //! A verdict: one job's report in a line.
 
 use crate::report::Culprit;
-use crate::report::{Finding, Outcome, Report};
+use crate::report::{CauseBasis, Finding, Outcome, Report};
 use crate::unclassified::WILDCARD;
 use serde::{Deserialize, Serialize};
 
@@ -112,6 +112,7 @@ pub struct VerdictPlace {
 /// // The report's top cause, with its first piece of evidence.
 /// assert_eq!((cause.id.as_str(), cause.confidence), ("memory_pressure", report.findings[0].causes[0].confidence));
 /// assert_eq!(cause.evidence.as_deref(), Some("line 1: requested 2.00 GiB with only 1.19 GiB free"));
+/// assert_eq!(cause.basis, cudnnlog::report::CauseBasis::Evidence);
 /// # Ok::<(), cudnnlog::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -123,6 +124,11 @@ pub struct VerdictCause {
     /// The first piece of evidence, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<String>,
+    /// `evidence` when the log moved it, `prior` when it is only the
+    /// commonest cause of the message: show it then as
+    /// [`PRIOR_ONLY`](crate::report::PRIOR_ONLY), not as a reason.
+    #[serde(default)]
+    pub basis: CauseBasis,
 }
 
 impl Verdict {
@@ -168,6 +174,7 @@ impl Verdict {
                     id: c.id.clone(),
                     confidence: c.confidence,
                     evidence: c.evidence.first().cloned(),
+                    basis: c.basis(),
                 }),
             remediation: primary.and_then(|f| f.remediations.first().cloned()),
             fingerprint: primary.map(fingerprint),

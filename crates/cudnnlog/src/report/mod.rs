@@ -82,9 +82,57 @@ pub struct RankedCause {
     pub id: String,
     /// Between 0 and 1; a finding's confidences sum to 1.
     pub confidence: f64,
-    /// What in the log supports this cause.
+    /// What in the log supports this cause, each with its line. Empty: the
+    /// cause is ranked by the catalog's prior alone (how often it is behind
+    /// this message), which a report must not show as a reason
+    /// ([`PRIOR_ONLY`]).
     pub evidence: Vec<String>,
 }
+
+impl RankedCause {
+    /// What ranks this cause: the log's evidence, or the prior alone.
+    ///
+    /// ```
+    /// use cudnnlog::report::{CauseBasis, RankedCause};
+    /// let prior = RankedCause { id: "arch_unsupported".into(), confidence: 0.65, evidence: vec![] };
+    /// assert_eq!(prior.basis(), CauseBasis::Prior);
+    /// let seen = RankedCause { evidence: vec!["line 3: sm_120 is not in the build's arch list".into()], ..prior };
+    /// assert_eq!(seen.basis(), CauseBasis::Evidence);
+    /// ```
+    pub fn basis(&self) -> CauseBasis {
+        if self.evidence.is_empty() {
+            CauseBasis::Prior
+        } else {
+            CauseBasis::Evidence
+        }
+    }
+}
+
+/// What ranks a cause: something the log shows, or only how often the
+/// cause is behind the message (the catalog's prior).
+///
+/// ```
+/// use cudnnlog::report::CauseBasis;
+/// assert_eq!(serde_json::to_value(CauseBasis::Prior).unwrap(), "prior");
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CauseBasis {
+    /// A line of the log moved it: a number, a version, a setting, the
+    /// progress before the failure, another finding.
+    Evidence,
+    /// Nothing in the log did: it is the commonest cause of the message.
+    #[default]
+    Prior,
+}
+
+/// What a report says instead of a reason when its top cause is ranked
+/// by the prior alone: a percentage with nothing behind it is not a why.
+///
+/// ```
+/// assert!(cudnnlog::report::PRIOR_ONLY.contains("no evidence in the log"));
+/// ```
+pub const PRIOR_ONLY: &str = "the most common cause of this message (no evidence in the log)";
 
 /// The `schema` value of this version of the report.
 pub const SCHEMA: &str = "cudnnlog.report/1";

@@ -7,7 +7,7 @@ use super::{esc, foot, head, job, sources_line};
 use crate::render::clip;
 use cudnnlog::catalog::Catalog;
 use cudnnlog::fleet::{Summary, Triaged};
-use cudnnlog::report::Outcome;
+use cudnnlog::report::{CauseBasis, Outcome};
 use std::fmt::Write as _;
 use std::io::Write;
 
@@ -69,8 +69,9 @@ pub fn fleet_page(
             .first
             .as_ref()
             .map_or(String::new(), |p| format!("line {}", p.line));
-        let cause = v.cause.as_ref().map_or(String::new(), |c| {
-            format!("{} ({:.0}%)", c.id, c.confidence * 100.0)
+        let cause = v.cause.as_ref().map_or(String::new(), |c| match c.basis {
+            CauseBasis::Evidence => format!("{} ({:.0}%)", c.id, c.confidence * 100.0),
+            CauseBasis::Prior => format!("{} (commonest; no evidence in the log)", c.id),
         });
         let primary = v
             .primary

@@ -261,6 +261,12 @@ fn verdict(s: &mut String, report: &Report, catalog: &Catalog, prefix: &str) {
         }
     }
     s.push_str("<h3>Why</h3>");
+    if !f.causes.is_empty() && f.causes.iter().all(|c| c.evidence.is_empty()) {
+        s.push_str(
+            "<p class=\"prior\">The log shows no evidence for any cause: the \
+             percentages are how often each is behind this message.</p>",
+        );
+    }
     causes(s, f, catalog, 4);
     if !f.remediations.is_empty() {
         s.push_str("<h3>What to do</h3><ol class=\"remedies\">");

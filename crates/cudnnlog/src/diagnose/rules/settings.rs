@@ -93,9 +93,10 @@ fn weigh(ctx: &Ctx<'_>, ws: &mut Weights) {
     let tf = env
         .values("framework")
         .iter()
-        .any(|o| o.value == "tensorflow");
-    if tf
-        && matches!(
+        .find(|o| o.value == "tensorflow")
+        .map(|o| o.first.line);
+    if let Some(tf_line) = tf.filter(|_| {
+        matches!(
             d.class.as_str(),
             class::CUDA_OOM
                 | class::CUDNN_NOT_INITIALIZED
@@ -103,13 +104,15 @@ fn weigh(ctx: &Ctx<'_>, ws: &mut Weights) {
                 | class::CUDNN_INTERNAL_ERROR
                 | class::CUDNN_ALLOC_FAILED
         )
-    {
+    }) {
         match seen(env, "memory_growth") {
             Some(("true", _)) => ws.boost(cause::TF_PREALLOC, 0.2, None),
             _ => ws.add(
                 cause::TF_PREALLOC,
                 2.0,
-                Some("TensorFlow runs without memory growth in this log, so it reserves most of the GPU at start-up".into()),
+                Some(format!(
+                    "line {tf_line} shows TensorFlow and no line turns on memory growth: it reserves most of the GPU at start-up"
+                )),
             ),
         }
     }
