@@ -29,10 +29,20 @@ fn logs(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 fn reports() -> Vec<(String, Report)> {
+    reports_of(None)
+}
+
+/// The report of each log, with its path from the repository root; only
+/// the wild corpus's when `wild`.
+fn reports_of(wild: Option<()>) -> Vec<(String, Report)> {
     let mut paths = Vec::new();
-    logs(&root().join("fixtures"), &mut paths);
+    let dir = match wild {
+        Some(()) => root().join("fixtures/wild/cases"),
+        None => root().join("fixtures"),
+    };
+    logs(&dir, &mut paths);
     paths.sort();
-    assert!(paths.len() > 150, "fixtures missing: {}", paths.len());
+    assert!(paths.len() >= 120, "fixtures missing: {}", paths.len());
     let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
     paths
         .into_iter()
@@ -81,4 +91,103 @@ fn every_piece_of_evidence_names_the_line_that_shows_it() {
     // The check has something to check: most primaries have a top cause,
     // and both kinds occur.
     assert!(primaries > 150 && prior_only > 0 && prior_only < primaries);
+}
+
+/// Fallout goes when its cause does: it carries no remedy of its own (the
+/// formats say to fix its cause first).
+#[test]
+fn fallout_has_no_remedy_of_its_own() {
+    let mut fallout = 0;
+    for (path, report) in reports() {
+        for f in report.findings.iter().filter(|f| f.fallout_of.is_some()) {
+            fallout += 1;
+            assert!(
+                f.remediations.is_empty(),
+                "{path}: {} {:?}",
+                f.class,
+                f.remediations
+            );
+        }
+    }
+    assert!(fallout >= 15, "{fallout}");
+}
+
+/// The answer's advice fits the framework the log comes from: on the wild
+/// corpus, whose labels name each log's framework (a label, not what the
+/// scan detected), no remediation of the primary finding names another
+/// framework the catalog knows (`diagnosis.toml`'s `[[framework]]`).
+#[test]
+fn advice_never_names_another_framework_than_the_logs() {
+    let catalog = Catalog::builtin().unwrap();
+    let frameworks = catalog.frameworks();
+    let named = |text: &str| -> Vec<&str> {
+        frameworks
+            .iter()
+            .filter(|f| f.markers.iter().any(|m| text.contains(m.as_str())))
+            .map(|f| f.id.as_str())
+            .collect()
+    };
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for (path, report) in reports_of(Some(())) {
+        let label = Path::new(&root().join(&path)).with_file_name("label.json");
+        let label: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(label).unwrap()).unwrap();
+        let said = label["framework"].as_str().unwrap();
+        // The label's name, as the catalog spells it (`keras` is TensorFlow's).
+        let Some(fw) = frameworks
+            .iter()
+            .find(|f| f.id == said || f.aliases.iter().any(|a| a == said))
+        else {
+            continue; // `other`: a stack the catalog has no advice for
+        };
+        let Some(f) = primary_finding(&report) else {
+            continue;
+        };
+        checked += 1;
+        for r in &f.remediations {
+            let names = named(r);
+            if !names.is_empty() && !names.contains(&fw.id.as_str()) {
+                wrong.push(format!("{path} ({said}): {r}"));
+            }
+        }
+    }
+    assert!(checked >= 75, "{checked}");
+    assert!(
+        wrong.is_empty(),
+        "advice for another framework:\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// The failing message's own stack decides, where the log names no
+/// framework: PyTorch's cuBLAS check (ATen's `TORCH_CUDABLAS_CHECK`
+/// wording) gets no TensorFlow advice, and a CUDA C program gets no
+/// framework's (newcomer report, finding 5).
+#[test]
+fn a_pasted_message_gets_advice_for_its_own_stack() {
+    let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    let remedies = |log: &str| {
+        let mut sink = FindingsSink::new(scanner.catalog());
+        scanner.scan_slice(log.as_bytes(), &mut sink).unwrap();
+        let report = sink.into_report();
+        primary_finding(&report).unwrap().remediations.join("\n")
+    };
+    let cublas = remedies(
+        "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`\n",
+    );
+    assert!(
+        !cublas.contains("TF_") && !cublas.contains("TensorFlow"),
+        "{cublas}"
+    );
+    assert!(
+        cublas.contains("torch."),
+        "PyTorch's own advice stays: {cublas}"
+    );
+    let native =
+        remedies("CUDA error at g05_cuda_oom.cu:11: out of memory (cudaErrorMemoryAllocation)\n");
+    for framework in ["torch", "TF_", "tf.", "jax", "PyTorch", "TensorFlow"] {
+        assert!(!native.contains(framework), "{framework}: {native}");
+    }
+    assert!(native.contains("cudaMalloc"), "{native}");
 }

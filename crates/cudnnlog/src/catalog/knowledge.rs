@@ -103,6 +103,12 @@ pub struct Framework {
     pub aliases: Vec<String>,
     /// Literals that show a text is about this framework.
     pub markers: Vec<String>,
+    /// Literals of the framework's own error messages, from its source
+    /// (PyTorch's cuBLAS check writes "… when calling `cublas…`"): a
+    /// message holding one is the framework's even where the log never
+    /// names it (a pasted line).
+    #[serde(default)]
+    pub wording: Vec<String>,
 }
 
 /// A signal a process can die of, and how logs spell it.

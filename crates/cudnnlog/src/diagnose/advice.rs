@@ -5,9 +5,14 @@
 //! from the finding's facts.
 //!
 //! A remediation belongs to a framework when it names one (markers in
-//! `diagnosis.toml`'s `[[framework]]` tables: `torch.`, `TF_`, `jax.` …);
-//! advice for another framework than the log's is dropped, advice naming
-//! none is generic and kept. A pattern's remediation may say `{name}` for
+//! `diagnosis.toml`'s `[[framework]]` tables: `torch.`, `TF_`, `jax.` …).
+//! The failing message's stack is the log's framework, else the one its
+//! message names or words (`wording`: PyTorch's "… when calling
+//! `cublas…`"); advice for another framework is dropped, advice naming
+//! none is generic and kept. Where no framework is known, a cause's
+//! advice naming one is a guess and dropped (the pattern's own is kept);
+//! a native program (a C, C++ or CUDA source line in its message) gets no
+//! framework's advice. A pattern's remediation may say `{name}` for
 //! one of its captures: the value is filled in, and a sentence whose
 //! capture the message did not give is dropped.
 
@@ -47,7 +52,10 @@ pub(crate) fn gather(ctx: &Ctx<'_>, ranked: &[RankedCause]) -> Vec<String> {
         .filter_map(|r| fill(r, d, &captures))
         .collect();
     let family = d.family();
-    let fw = framework.as_deref();
+    let fw = match framework {
+        Stack::Framework(f) => Some(f),
+        _ => None,
+    };
     // Each likely cause's advice, the framework's own first.
     let shared = likely
         .iter()
@@ -62,8 +70,16 @@ pub(crate) fn gather(ctx: &Ctx<'_>, ranked: &[RankedCause]) -> Vec<String> {
         });
     let mut out: Vec<String> = Vec::new();
     let mut given: BTreeSet<String> = BTreeSet::new();
-    let all = tailored.into_iter().chain(own).chain(shared);
-    for r in all.filter(|r| fits(ctx, r, fw)) {
+    // The pattern's own advice was written for the frameworks whose
+    // message it matches: in a Python program of no known framework it
+    // stays; a cause's advice naming a framework would be a guess.
+    let all = (tailored.into_iter().map(|r| (r, false)))
+        .chain(own.into_iter().map(|r| (r, true)))
+        .chain(shared.map(|r| (r, false)));
+    for r in all
+        .filter(|(r, own)| fits(ctx, r, framework, *own))
+        .map(|(r, _)| r)
+    {
         let commands = commands(&r);
         let repeated = !commands.is_empty() && commands.iter().all(|c| given.contains(c));
         if repeated || out.contains(&r) {
@@ -85,31 +101,74 @@ fn names(ctx: &Ctx<'_>, text: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// The log's framework: the environment's, else the one the message names
-/// (when it names exactly one).
-fn framework_of(ctx: &Ctx<'_>) -> Option<String> {
-    if let Some(v) = ctx.env.get("framework") {
-        return ctx
-            .catalog
-            .frameworks()
-            .iter()
-            .find(|f| f.id == v || f.aliases.iter().any(|a| a == v))
-            .map(|f| f.id.clone());
-    }
-    let named = names(ctx, &ctx.draft().message);
-    (named.len() == 1)
-        .then(|| named.into_iter().next())
-        .flatten()
+/// The stack the failing message comes from, as far as the log tells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stack<'a> {
+    /// A framework: the environment's, else the one the message names or
+    /// words (when exactly one).
+    Framework(&'a str),
+    /// No known framework: the pattern's own advice (written for the
+    /// frameworks whose message it matches) and generic advice; a cause's
+    /// advice naming a framework would be a guess.
+    Unknown,
+    /// A native program (its message names a C, C++ or CUDA source line,
+    /// or the loader refused to start it): no framework's advice fits.
+    Native,
 }
 
-/// Whether a remediation applies to the log's framework: it names it, or
-/// names no framework at all.
-fn fits(ctx: &Ctx<'_>, r: &str, framework: Option<&str>) -> bool {
-    let Some(f) = framework else {
-        return true;
-    };
+fn framework_of<'c>(ctx: &Ctx<'c>) -> Stack<'c> {
+    let frameworks = ctx.catalog.frameworks();
+    if let Some(v) = ctx.env.get("framework") {
+        if let Some(f) = frameworks
+            .iter()
+            .find(|f| f.id == v || f.aliases.iter().any(|a| a == v))
+        {
+            return Stack::Framework(&f.id);
+        }
+    }
+    let message = &ctx.draft().message;
+    let one = |found: Vec<&'c str>| (found.len() == 1).then(|| found[0]);
+    let named = frameworks
+        .iter()
+        .filter(|f| f.markers.iter().any(|m| message.contains(m.as_str())));
+    let worded = frameworks
+        .iter()
+        .filter(|f| f.wording.iter().any(|w| message.contains(w.as_str())));
+    if let Some(f) = one(named.map(|f| f.id.as_str()).collect())
+        .or_else(|| one(worded.map(|f| f.id.as_str()).collect()))
+    {
+        return Stack::Framework(f);
+    }
+    if native(&ctx.draft().message) {
+        Stack::Native
+    } else {
+        Stack::Unknown
+    }
+}
+
+/// Whether a message is a native program's own: it names a C, C++ or CUDA
+/// source line (`CUDA error at g05.cu:11: …`, `Check failed` at
+/// `conv.cc:97`), or the dynamic loader refused to start the program.
+fn native(message: &str) -> bool {
+    const SOURCES: [&str; 6] = [".cu:", ".cuh:", ".cpp:", ".cc:", ".c:", ".hpp:"];
+    let at_line = SOURCES.iter().any(|s| {
+        message
+            .match_indices(s)
+            .any(|(i, _)| message[i + s.len()..].starts_with(|c: char| c.is_ascii_digit()))
+    });
+    at_line || message.contains("error while loading shared libraries")
+}
+
+/// Whether a remediation applies to the failing message's stack: it names
+/// no framework, or names the stack's framework; where no framework is
+/// known, the pattern's `own` advice too.
+fn fits(ctx: &Ctx<'_>, r: &str, stack: Stack<'_>, own: bool) -> bool {
     let named = names(ctx, r);
-    named.is_empty() || named.contains(f)
+    match stack {
+        Stack::Framework(f) => named.is_empty() || named.contains(f),
+        Stack::Unknown => own || named.is_empty(),
+        Stack::Native => named.is_empty(),
+    }
 }
 
 /// The commands and settings a remediation gives (its code spans), with

@@ -169,7 +169,12 @@ pub(crate) fn analyse(
             fallout::explain(&ctx, &drafts[j], &mut ws);
         }
         let ranked = normalise(catalog, ws);
-        remediations.push(advice::gather(&ctx, &ranked));
+        // Fallout has no remedy of its own: it goes when its cause does
+        // (`fallout_of` names it, and every format says to fix it first).
+        remediations.push(match caused_by[i] {
+            Some(_) => Vec::new(),
+            None => advice::gather(&ctx, &ranked),
+        });
         causes.push(ranked);
     }
     Analysis {
