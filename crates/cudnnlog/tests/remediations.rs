@@ -91,3 +91,17 @@ fn gpu_library_advice_stays_off_a_missing_python_module() {
     );
     assert!(f.remediations[0].contains("python -m pip install"));
 }
+
+/// A message that gives only the request and the free memory (PyTorch 2.1+
+/// wording cut before the per-process figures) gets the arithmetic done,
+/// not an instruction to read the numbers.
+#[test]
+fn an_oom_with_only_request_and_free_memory_gets_the_factor() {
+    let r = report(b"epoch 0 step 3 loss 2.31\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 5.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.\n");
+    let oom = finding(&r, "cuda.oom");
+    assert_eq!(
+        oom.remediations[0],
+        "The step asked for 5.00 GiB with only 1.19 GiB free on the GPU: divide the batch size (or the input size) by at least 5, keeping the effective batch with gradient accumulation. Check: the step runs."
+    );
+    assert!(!oom.remediations.iter().any(|r| r.starts_with("Read the")));
+}

@@ -202,7 +202,9 @@ fn weigh(ctx: &Ctx<'_>, ws: &mut Weights) {
 
 fn batch_size(ctx: &Ctx<'_>) -> Option<String> {
     let d = ctx.draft();
-    let (needed, budget) = budget(ctx)?;
+    let Some((needed, budget)) = budget(ctx) else {
+        return request_over_free(ctx);
+    };
     if budget == 0 || needed <= budget {
         return None;
     }
@@ -227,6 +229,22 @@ fn batch_size(ctx: &Ctx<'_>) -> Option<String> {
     Some(format!(
         "{head}: {action}. Check: the step runs, and `torch.cuda.max_memory_allocated()` stays below {}.",
         h(budget)
+    ))
+}
+
+/// Where the message gives only the request and the free memory (no
+/// per-process figures): how far the request is over what was free.
+fn request_over_free(ctx: &Ctx<'_>) -> Option<String> {
+    let d = ctx.draft();
+    let (req, free) = (d.int("requested_bytes")?, d.int("free_bytes")?);
+    if free == 0 || req <= free {
+        return None;
+    }
+    let factor = req.div_ceil(free).max(2);
+    Some(format!(
+        "The step asked for {} with only {} free on the GPU: divide the batch size (or the input size) by at least {factor}, keeping the effective batch with gradient accumulation. Check: the step runs.",
+        h(req),
+        h(free)
     ))
 }
 
