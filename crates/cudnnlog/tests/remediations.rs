@@ -105,3 +105,23 @@ fn an_oom_with_only_request_and_free_memory_gets_the_factor() {
     );
     assert!(!oom.remediations.iter().any(|r| r.starts_with("Read the")));
 }
+
+/// When PyTorch names the process that holds the GPU, the fix names it
+/// too (`kill 19230`, not `kill <pid>`), and does not tell the job to
+/// shrink a 20 MiB step.
+#[test]
+fn an_oom_beside_another_process_names_its_pid() {
+    let r = report(b"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacty of 14.75 GiB of which 3.06 MiB is free. Process 19230 has 14.74 GiB memory in use. Of the allocated memory 14.49 GiB is allocated by PyTorch, and 128.46 MiB is reserved by PyTorch but unallocated.\n");
+    let oom = finding(&r, "cuda.oom");
+    assert_eq!(oom.causes[0].id, "foreign_process");
+    assert!(
+        oom.remediations[0].starts_with("Process 19230 held 14.74 GiB of the GPU's 14.75 GiB")
+            && oom.remediations[0].contains("`kill 19230`"),
+        "{:#?}",
+        oom.remediations
+    );
+    assert!(!oom
+        .remediations
+        .iter()
+        .any(|r| r.starts_with("The step asked for")));
+}

@@ -237,7 +237,8 @@ fn batch_size(ctx: &Ctx<'_>) -> Option<String> {
 fn request_over_free(ctx: &Ctx<'_>) -> Option<String> {
     let d = ctx.draft();
     let (req, free) = (d.int("requested_bytes")?, d.int("free_bytes")?);
-    if free == 0 || req <= free {
+    // Where another process holds the memory, the step is not the problem.
+    if free == 0 || req <= free || d.int("other_process_bytes").is_some() {
         return None;
     }
     let factor = req.div_ceil(free).max(2);
@@ -266,6 +267,15 @@ fn foreign(ctx: &Ctx<'_>) -> Option<String> {
         let (f, p) = (d.int("free_bytes")?, d.int("process_bytes")?);
         Some(t.saturating_sub(f).saturating_sub(p))
     })?;
+    // PyTorch names the first other process by its PID (NVML's, as
+    // nvidia-smi on the node shows it).
+    if let (Some(pid), Some(held)) = (d.text("other_pid"), d.int("other_process_bytes")) {
+        return Some(format!(
+            "Process {pid} held {} of the GPU's {} when this one ran out: if it is a stale job of yours, stop it with `kill {pid}` on that node (`nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv` lists any others). Check: only your job's processes are listed before you restart.",
+            h(held),
+            h(t)
+        ));
+    }
     Some(format!(
         "Find what else holds the GPU (about {} of {} was used by other processes): `nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv` on that node, then stop the stale ones. Check: only your job's processes are listed before you restart.",
         h(others),
