@@ -28,19 +28,11 @@ fn logs(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn reports() -> Vec<(String, Report)> {
-    reports_of(None)
-}
-
-/// The report of each log, with its path from the repository root; only
-/// the wild corpus's when `wild`.
-fn reports_of(wild: Option<()>) -> Vec<(String, Report)> {
+/// The report of each log under `dir` (from the repository root), with
+/// its path.
+fn reports(dir: &str) -> Vec<(String, Report)> {
     let mut paths = Vec::new();
-    let dir = match wild {
-        Some(()) => root().join("fixtures/wild/cases"),
-        None => root().join("fixtures"),
-    };
-    logs(&dir, &mut paths);
+    logs(&root().join(dir), &mut paths);
     paths.sort();
     assert!(paths.len() >= 120, "fixtures missing: {}", paths.len());
     let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
@@ -69,7 +61,7 @@ fn every_piece_of_evidence_names_the_line_that_shows_it() {
     let mut bare = Vec::new();
     let mut prior_only = 0;
     let mut primaries = 0;
-    for (path, report) in reports() {
+    for (path, report) in reports("fixtures") {
         for f in &report.findings {
             for c in &f.causes {
                 for e in c.evidence.iter().filter(|e| !cites_a_line(e)) {
@@ -98,7 +90,7 @@ fn every_piece_of_evidence_names_the_line_that_shows_it() {
 #[test]
 fn fallout_has_no_remedy_of_its_own() {
     let mut fallout = 0;
-    for (path, report) in reports() {
+    for (path, report) in reports("fixtures") {
         for f in report.findings.iter().filter(|f| f.fallout_of.is_some()) {
             fallout += 1;
             assert!(
@@ -129,7 +121,7 @@ fn advice_never_names_another_framework_than_the_logs() {
     };
     let mut wrong = Vec::new();
     let mut checked = 0;
-    for (path, report) in reports_of(Some(())) {
+    for (path, report) in reports("fixtures/wild/cases") {
         let label = Path::new(&root().join(&path)).with_file_name("label.json");
         let label: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(label).unwrap()).unwrap();

@@ -19,6 +19,7 @@
 use super::RankedCause;
 use super::{Ctx, Draft};
 use crate::catalog::remediation::{captures_of, placeholders};
+use crate::catalog::Framework;
 use std::collections::BTreeSet;
 
 /// How many causes contribute their remediations, and how likely they must be.
@@ -65,7 +66,7 @@ pub(crate) fn gather(ctx: &Ctx<'_>, ranked: &[RankedCause]) -> Vec<String> {
             let (mine, generic): (Vec<&String>, Vec<&String>) = c
                 .remediations
                 .iter()
-                .partition(|r| fw.is_some_and(|f| names(ctx, r).contains(f)));
+                .partition(|r| fw.is_some_and(|f| names(ctx, r).contains(&f)));
             mine.into_iter().chain(generic).cloned()
         });
     let mut out: Vec<String> = Vec::new();
@@ -92,12 +93,17 @@ pub(crate) fn gather(ctx: &Ctx<'_>, ranked: &[RankedCause]) -> Vec<String> {
 }
 
 /// The frameworks a text names, by the catalog's markers.
-fn names(ctx: &Ctx<'_>, text: &str) -> BTreeSet<String> {
+fn names<'c>(ctx: &Ctx<'c>, text: &str) -> Vec<&'c str> {
+    holding(ctx, text, |f| &f.markers)
+}
+
+/// The frameworks one of whose `words` (markers or wording) `text` holds.
+fn holding<'c>(ctx: &Ctx<'c>, text: &str, words: fn(&Framework) -> &[String]) -> Vec<&'c str> {
     ctx.catalog
         .frameworks()
         .iter()
-        .filter(|f| f.markers.iter().any(|m| text.contains(m.as_str())))
-        .map(|f| f.id.clone())
+        .filter(|f| words(f).iter().any(|w| text.contains(w.as_str())))
+        .map(|f| f.id.as_str())
         .collect()
 }
 
@@ -128,14 +134,7 @@ fn framework_of<'c>(ctx: &Ctx<'c>) -> Stack<'c> {
     }
     let message = &ctx.draft().message;
     let one = |found: Vec<&'c str>| (found.len() == 1).then(|| found[0]);
-    let named = frameworks
-        .iter()
-        .filter(|f| f.markers.iter().any(|m| message.contains(m.as_str())));
-    let worded = frameworks
-        .iter()
-        .filter(|f| f.wording.iter().any(|w| message.contains(w.as_str())));
-    if let Some(f) = one(named.map(|f| f.id.as_str()).collect())
-        .or_else(|| one(worded.map(|f| f.id.as_str()).collect()))
+    if let Some(f) = one(names(ctx, message)).or_else(|| one(holding(ctx, message, |f| &f.wording)))
     {
         return Stack::Framework(f);
     }
@@ -165,7 +164,7 @@ fn native(message: &str) -> bool {
 fn fits(ctx: &Ctx<'_>, r: &str, stack: Stack<'_>, own: bool) -> bool {
     let named = names(ctx, r);
     match stack {
-        Stack::Framework(f) => named.is_empty() || named.contains(f),
+        Stack::Framework(f) => named.is_empty() || named.contains(&f),
         Stack::Unknown => own || named.is_empty(),
         Stack::Native => named.is_empty(),
     }
