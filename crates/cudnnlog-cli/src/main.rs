@@ -29,11 +29,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            let _ = writeln!(
-                std::io::stderr(),
-                "cudnnlog: {}",
-                render::sanitize_line(&format!("{err:#}"))
-            );
+            let _ = writeln!(std::io::stderr(), "cudnnlog: {}", one_line(&err));
             ExitCode::from(2)
         }
     }
@@ -51,11 +47,7 @@ fn dispatch(
             id,
             format,
             patterns,
-        } => {
-            let mut dirs = config.patterns.clone();
-            dirs.extend(patterns);
-            patterns::explain(&id, format, &dirs)
-        }
+        } => patterns::explain(&id, format, config.catalog(&patterns)?),
         Command::Completions { shell } => {
             let mut out = std::io::stdout().lock();
             clap_complete::generate(shell, &mut Cli::command(), "cudnnlog", &mut out);
@@ -78,6 +70,25 @@ fn dispatch(
             patterns::suggest(&files, top, out.as_deref())
         }
     }
+}
+
+/// An error and its causes on one line, `context: error: cause`, each
+/// cause left out when the message before it already ends with it (an
+/// error that shows its source too, as the library's `path: reason` does:
+/// the reason was printed twice).
+fn one_line(err: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for e in err.chain() {
+        let text = e.to_string();
+        if line.ends_with(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    render::sanitize_line(&line)
 }
 
 /// Whether an error is the reader of our output going away (`| head`).

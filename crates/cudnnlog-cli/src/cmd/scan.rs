@@ -8,11 +8,11 @@
 use crate::args::{FailOn, Format, ScanArgs};
 use crate::cmd::{fleet, follow};
 use crate::config::Config;
+use crate::inputs;
 use crate::output::{self, Landing, Reads, Timing};
 use crate::render::{self, Ctx, Render, Style};
 use crate::stream_sink::{Shared, Streaming};
 use crate::term::{self, Color, Stream};
-use crate::{inputs, load_catalog};
 use cudnnlog::fleet::{JobInput, ScanHooks};
 use cudnnlog::report::FindingsSink;
 use cudnnlog::{Catalog, MmapChoice, Scanner, ScannerBuilder};
@@ -113,9 +113,7 @@ impl Plan {
     /// elsewhere), the output (opened once it is known not to be an
     /// input), the style.
     fn new(mut args: ScanArgs, config: &Config, color: Color) -> anyhow::Result<Plan> {
-        let mut dirs = config.patterns.clone();
-        dirs.extend(args.patterns.iter().cloned());
-        let catalog = load_catalog(&dirs)?;
+        let catalog = config.catalog(&args.patterns)?;
         if args.files.is_empty() {
             if std::io::stdin().is_terminal() {
                 anyhow::bail!(

@@ -11,6 +11,7 @@ use crate::render::{sanitize, sanitize_line};
 use anyhow::Context;
 use cudnnlog::catalog::Pattern;
 use cudnnlog::report::FindingsSink;
+use cudnnlog::Catalog;
 use cudnnlog::{MmapChoice, ScannerBuilder};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -19,9 +20,8 @@ use tabled::settings::{object::Columns, Modify, Style, Width};
 use tabled::{Table, Tabled};
 
 /// `cudnnlog explain ID`: the explanation of a class, cause or pattern id
-/// of the catalog in `dirs`, or the ids near it.
-pub fn explain(id: &str, format: ExplainFormat, dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
-    let catalog = load_catalog(dirs)?;
+/// of `catalog`, or the ids near it.
+pub fn explain(id: &str, format: ExplainFormat, catalog: Catalog) -> anyhow::Result<ExitCode> {
     let unknown = || {
         let similar = explain::similar_ids(&catalog, id);
         let hint = if similar.is_empty() {
