@@ -10,10 +10,12 @@
 //! it by [`Landing::land`] at the end, so a scan that fails or is killed
 //! part way leaves the old file whole, and a reader never sees half a
 //! report. Anything else (`/dev/null`, `/dev/stdout`, a FIFO) is written
-//! where it is: a rename onto it would replace the device.
+//! where it is: a rename onto it would replace the device; a FIFO nobody
+//! reads is refused after [`FIFO_WAIT`] rather than waited on for ever.
 
 use crate::render::sanitize_line;
 use anyhow::Context;
+use cudnnlog::source::FIFO_WAIT;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
@@ -99,11 +101,7 @@ pub fn open(
     if !regular || names_a_descriptor(path) {
         // A device, a FIFO, a socket, or an open descriptor's file: where
         // it is, never replaced (with `>>` behind `/dev/stdout`, appended).
-        let file = OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(path)
-            .with_context(|| format!("cannot write {}", shown()))?;
+        let file = in_place(path).with_context(|| format!("cannot write {}", shown()))?;
         return Ok((Box::new(file), Landing(None)));
     }
     if timing == Timing::AsItComes {
@@ -136,6 +134,42 @@ pub fn open(
         let _ = std::os::unix::fs::fchown(&file, Some(m.uid()), Some(m.gid()));
     }
     Ok((Box::new(file), landing))
+}
+
+/// Opens `path` where it is, to append (created when missing), without
+/// blocking in `open`: a FIFO that no process reads is waited for at most
+/// [`FIFO_WAIT`], polled, then refused (it blocked for ever).
+fn in_place(path: &Path) -> std::io::Result<File> {
+    use rustix::fs::{fcntl_getfl, fcntl_setfl, OFlags};
+    let started = std::time::Instant::now();
+    loop {
+        let opened = OpenOptions::new()
+            .append(true)
+            .create(true)
+            .custom_flags(OFlags::NONBLOCK.bits() as i32)
+            .open(path);
+        match opened {
+            Ok(file) => {
+                // Once open, writes wait for the reader as usual.
+                fcntl_setfl(&file, fcntl_getfl(&file)? - OFlags::NONBLOCK)?;
+                return Ok(file);
+            }
+            // ENXIO: a FIFO with no reader yet.
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
+                if started.elapsed() >= FIFO_WAIT {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!(
+                            "a FIFO with no reader for {} s (start its reader first)",
+                            FIFO_WAIT.as_secs()
+                        ),
+                    ));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Fails when `path` is the same file as one of `reads` (device and

@@ -6,11 +6,11 @@
 
 mod common;
 
-use common::{command, Scratch};
+use common::{command, wait_at_most, Scratch};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const OOM: &str = "fixtures/real/h200-torch-oom-amp-train.log";
 
@@ -26,8 +26,8 @@ struct Ran {
 /// aborts. A scan that refuses its config needs less than 32 MiB.
 const ADDRESS_SPACE: u64 = 64 << 20;
 
-/// Runs `cmd` in [`ADDRESS_SPACE`] with its output in files, waiting at
-/// most `limit` (then it is killed and the test fails: a hang).
+/// Runs `cmd` in [`ADDRESS_SPACE`], waiting at most `limit` (then it is
+/// killed and the test fails: a hang).
 fn bounded(mut cmd: Command, limit: Duration) -> Ran {
     use std::os::unix::process::CommandExt;
     // SAFETY: setrlimit is async-signal-safe; the closure allocates nothing.
@@ -43,31 +43,14 @@ fn bounded(mut cmd: Command, limit: Duration) -> Ran {
             }
         });
     }
-    let dir = Scratch::new(&format!("config-run-{:?}", std::thread::current().id()));
-    let (out, err) = (dir.0.join("stdout"), dir.0.join("stderr"));
-    cmd.stdin(std::process::Stdio::null())
-        .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(std::fs::File::create(&err).unwrap());
-    let mut child = cmd.spawn().unwrap();
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("still running after {limit:?}: {cmd:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let code = status
-        .code()
-        .unwrap_or_else(|| panic!("killed by a signal: {status:?}"));
+    let out = wait_at_most(cmd.spawn().unwrap(), limit);
     Ran {
-        code,
-        stdout: std::fs::read_to_string(&out).unwrap(),
-        stderr: std::fs::read_to_string(&err).unwrap(),
+        code: out
+            .status
+            .code()
+            .unwrap_or_else(|| panic!("killed by a signal: {:?}", out.status)),
+        stdout: String::from_utf8_lossy(&out.stdout).into(),
+        stderr: String::from_utf8_lossy(&out.stderr).into(),
     }
 }
 
@@ -99,12 +82,7 @@ fn refused(ran: &Ran, needles: &[&str]) {
 #[test]
 fn a_named_config_that_cannot_be_used_is_an_error() {
     let s = Scratch::new("config-unusable");
-    let fifo = s.0.join("config.fifo");
-    assert!(Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
+    let fifo = s.fifo("config.fifo");
     std::os::unix::fs::symlink("loop-b.toml", s.0.join("loop-a.toml")).unwrap();
     std::os::unix::fs::symlink("loop-a.toml", s.0.join("loop-b.toml")).unwrap();
     let huge = s.0.join("huge.toml");

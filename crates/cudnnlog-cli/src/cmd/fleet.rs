@@ -20,6 +20,9 @@ pub struct Done {
     pub any_finding: bool,
     /// A job had an input that could not be read, or not to its end.
     pub any_error: bool,
+    /// The reader left (`| head`) and the scan stopped: the jobs not
+    /// triaged were not scanned, which is no error.
+    pub closed: bool,
 }
 
 /// Scans `jobs` and writes their verdicts and summary with `render` (nothing
@@ -114,6 +117,7 @@ pub fn run(
         summary: fleet.summary,
         any_finding,
         any_error,
+        closed,
     })
 }
 

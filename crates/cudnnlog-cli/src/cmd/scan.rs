@@ -196,10 +196,11 @@ impl Plan {
                 };
                 let (render, quiet) = (output.render, output.quiet);
                 let done = fleet::run(&scanner, &jobs, self.mmap, render, &ctx, quiet, output.out)?;
+                // A scan stopped by a reader that left leaves jobs
+                // untriaged; any other shortfall is an error.
+                let missing = !done.closed && jobs.len() as u64 > done.summary.jobs;
                 Seen {
-                    unreadable: jobs.len() as u64 > done.summary.jobs
-                        || done.summary.unreadable > 0
-                        || done.any_error,
+                    unreadable: missing || done.summary.unreadable > 0 || done.any_error,
                     finding: done.any_finding,
                     failure: done.summary.failed > 0,
                 }

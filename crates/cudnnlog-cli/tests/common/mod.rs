@@ -87,6 +87,14 @@ impl Scratch {
     pub fn path(&self) -> &str {
         self.0.to_str().unwrap()
     }
+
+    /// A FIFO made here (`mkfifo`).
+    pub fn fifo(&self, name: &str) -> PathBuf {
+        let path = self.0.join(name);
+        let made = Command::new("mkfifo").arg(&path).status().unwrap();
+        assert!(made.success());
+        path
+    }
 }
 
 impl Drop for Scratch {
@@ -123,3 +131,47 @@ pub const FLEET_LOGS: &[(&str, &str)] = &[
         "d/job-107.txt",
     ),
 ];
+
+/// Waits for `child` at most `limit`, reading its piped output meanwhile:
+/// its output, or the test fails (it is killed) as a hang.
+pub fn wait_at_most(mut child: std::process::Child, limit: std::time::Duration) -> Output {
+    use std::io::Read;
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("still running after {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    }
+}
