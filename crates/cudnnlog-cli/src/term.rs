@@ -1,6 +1,7 @@
 //! The terminal: whether to colour, how wide to write, and text wrapped to
 //! that width with shell commands kept whole on lines of their own.
 
+use crate::render::markdown::{code_span, split_code_spans};
 use std::io::IsTerminal;
 
 /// Width used when the output is not a terminal and `COLUMNS` says nothing.
@@ -219,19 +220,18 @@ pub fn remediation(text: &str, width: usize, first: &str, rest: &str) -> Vec<Str
         }
         prose.clear();
     };
-    for (i, part) in text.split('`').enumerate() {
-        let code = i % 2 == 1;
-        if code && is_command(part) {
+    // Code spans as CommonMark finds them: a value from the log may hold
+    // backticks, in a span fenced with more.
+    for (code, part) in split_code_spans(text) {
+        if code && is_command(&part) {
             flush(&mut prose, &mut lines);
             if lines.is_empty() {
                 lines.push(first.trim_end().to_string());
             }
-            lines.extend(command(part, width, &command_indent));
+            lines.extend(command(&part, width, &command_indent));
             after_command = true;
         } else if code {
-            prose.push('`');
-            prose.push_str(part);
-            prose.push('`');
+            prose.push_str(&code_span(&part));
             after_command = false;
         } else if after_command {
             // The punctuation that closed the command's sentence would sit
@@ -241,7 +241,7 @@ pub fn remediation(text: &str, width: usize, first: &str, rest: &str) -> Vec<Str
             }));
             after_command = false;
         } else {
-            prose.push_str(part);
+            prose.push_str(&part);
         }
     }
     flush(&mut prose, &mut lines);

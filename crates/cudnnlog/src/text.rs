@@ -11,3 +11,40 @@ pub(crate) fn truncate(s: &str, max: usize) -> &str {
     }
     &s[..end]
 }
+
+/// `s` as an inline code span that holds it exactly, as CommonMark reads
+/// one: fenced with one backtick more than its longest run of backticks,
+/// and padded with a space each side where it starts or ends with a
+/// backtick, or starts and ends with a space (CommonMark strips one space
+/// each side). Remediations fill values from the log in with it, so that
+/// a backtick in a value never closes or opens a span of the sentence's.
+/// Empty text is no span.
+///
+/// ```
+/// use cudnnlog::report::code_span;
+/// assert_eq!(code_span("t < n"), "`t < n`");
+/// assert_eq!(code_span("t < n` [x](y)"), "``t < n` [x](y)``");
+/// assert_eq!(code_span("`a`"), "`` `a` ``");
+/// ```
+pub fn code_span(s: &str) -> String {
+    if s.is_empty() {
+        return String::new();
+    }
+    let fence = "`".repeat(longest_run(s, '`') + 1);
+    let blank = s.trim().is_empty();
+    let pad = s.starts_with('`')
+        || s.ends_with('`')
+        || (!blank && s.starts_with(' ') && s.ends_with(' '));
+    let pad = if pad { " " } else { "" };
+    format!("{fence}{pad}{s}{pad}{fence}")
+}
+
+/// The longest run of `c` in `s`.
+pub(crate) fn longest_run(s: &str, c: char) -> usize {
+    let (mut best, mut run) = (0, 0);
+    for x in s.chars() {
+        run = if x == c { run + 1 } else { 0 };
+        best = best.max(run);
+    }
+    best
+}

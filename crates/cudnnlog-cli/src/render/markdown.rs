@@ -113,17 +113,7 @@ fn longest_run(s: &str, c: char) -> usize {
 /// control characters replaced and line breaks made spaces. Not for table
 /// cells: a `|` in a code span still splits a GitHub table's cell.
 pub fn code_span(s: &str) -> String {
-    let text = sanitize(s).replace(['\n', '\r'], " ");
-    if text.is_empty() {
-        return String::new();
-    }
-    let fence = "`".repeat(longest_run(&text, '`') + 1);
-    let blank = text.trim().is_empty();
-    let pad = text.starts_with('`')
-        || text.ends_with('`')
-        || (!blank && text.starts_with(' ') && text.ends_with(' '));
-    let pad = if pad { " " } else { "" };
-    format!("{fence}{pad}{text}{pad}{fence}")
+    cudnnlog::report::code_span(&sanitize(s).replace(['\n', '\r'], " "))
 }
 
 /// Writes log text as a fenced code block: a fence of backticks longer

@@ -200,23 +200,68 @@ fn fill(r: &str, d: &Draft, captures: &BTreeSet<String>) -> Option<String> {
     if used.is_empty() {
         return Some(r.to_string());
     }
+    let value = |n: &str| {
+        let v = d.facts.get(n)?.to_string();
+        Some(clip(
+            &v.chars().filter(|c| !c.is_control()).collect::<String>(),
+        ))
+    };
     let kept: Vec<String> = sentences(r)
         .into_iter()
-        .filter_map(|s| {
-            let mut s = s.to_string();
-            for n in &used {
-                let key = format!("{{{n}}}");
-                if !s.contains(&key) {
-                    continue;
-                }
-                let value = d.facts.get(n)?.to_string();
-                let value: String = value.chars().filter(|c| !c.is_control()).collect();
-                s = s.replace(&key, &clip(&value));
-            }
-            Some(s)
-        })
+        .filter_map(|s| fill_sentence(s, &used, &value))
         .collect();
     (!kept.is_empty()).then(|| kept.join(" "))
+}
+
+/// One sentence with the placeholders `used` filled by `value` (`None`
+/// when a value is missing), keeping its code spans whatever the values
+/// hold: a value with a backtick is its own [`code_span`] in the text,
+/// and a code span it lands in is re-fenced for it.
+///
+/// [`code_span`]: crate::text::code_span
+fn fill_sentence(
+    s: &str,
+    used: &[String],
+    value: &dyn Fn(&str) -> Option<String>,
+) -> Option<String> {
+    let parts: Vec<&str> = s.split('`').collect();
+    let mut out = String::new();
+    for (i, part) in parts.iter().enumerate() {
+        // A span is closed when a backtick follows it.
+        let code = i % 2 == 1 && i + 1 < parts.len();
+        let mut filled = part.to_string();
+        let mut ticked = false;
+        for n in used {
+            let key = format!("{{{n}}}");
+            if !filled.contains(&key) {
+                continue;
+            }
+            let v = value(n)?;
+            let v = if v.contains('`') && !code {
+                crate::text::code_span(&v)
+            } else {
+                v
+            };
+            ticked |= code && v.contains('`');
+            filled = filled.replace(&key, &v);
+        }
+        match (code, ticked) {
+            (true, true) => out.push_str(&crate::text::code_span(&filled)),
+            (true, false) => {
+                out.push('`');
+                out.push_str(&filled);
+                out.push('`');
+            }
+            (false, _) => {
+                if i % 2 == 1 {
+                    // The backtick that opens no span, as written.
+                    out.push('`');
+                }
+                out.push_str(&filled);
+            }
+        }
+    }
+    Some(out)
 }
 
 fn clip(s: &str) -> String {
@@ -262,6 +307,32 @@ mod tests {
             ["PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"]
         );
         assert!(commands("`x`").is_empty());
+    }
+
+    #[test]
+    fn a_value_with_backticks_never_changes_the_code_spans() {
+        let used = ["cond".to_string(), "pid".to_string()];
+        let value = |n: &str| match n {
+            "cond" => Some("a` [x](y)".to_string()),
+            "pid" => Some("12".to_string()),
+            _ => None,
+        };
+        assert_eq!(
+            fill_sentence("Read {cond}, then `kill {pid}` and `x`.", &used, &value).unwrap(),
+            "Read ``a` [x](y)``, then `kill 12` and `x`."
+        );
+        assert_eq!(
+            fill_sentence("Check `grep {cond} f` now.", &used, &value).unwrap(),
+            "Check ``grep a` [x](y) f`` now."
+        );
+        assert_eq!(
+            fill_sentence("An unclosed ` {pid}", &used, &value).unwrap(),
+            "An unclosed ` 12"
+        );
+        assert_eq!(
+            fill_sentence("Needs {gone}.", &["gone".into()], &value),
+            None
+        );
     }
 
     #[test]

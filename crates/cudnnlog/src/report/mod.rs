@@ -45,6 +45,7 @@ pub use crate::facts::Fact;
 pub use crate::fields::FIELDS as ENVIRONMENT_FIELDS;
 pub use crate::framer::MAX_LINE_TEXT;
 pub use crate::prefix::{Timestamp, Zone};
+pub use crate::text::code_span;
 pub use crate::unclassified::WILDCARD;
 pub use culprit::{Basis, Culprit, EvidenceLine};
 
@@ -367,7 +368,14 @@ pub struct Finding {
     pub facts: BTreeMap<String, Fact>,
     /// Most likely first.
     pub causes: Vec<RankedCause>,
-    /// What to do, most specific first.
+    /// What to do, most specific first: sentences with CommonMark inline
+    /// code spans (`` `export X=1` ``) for commands, settings and names.
+    /// A value from the log filled into one is always a code span of its
+    /// own, fenced for it ([`code_span`]), or inside one of the sentence's
+    /// spans re-fenced for it, so a renderer that splits code spans as
+    /// CommonMark does finds the sentence's code and text whatever the
+    /// value holds (a backtick in a device-side assert's condition closed
+    /// the span early).
     pub remediations: Vec<String>,
     /// When this finding is fallout of an earlier one (a cuBLAS error after
     /// a device-side assert, a timeout on the ranks that waited for a failed

@@ -10,6 +10,7 @@
 use super::{Remedy, Rule};
 use crate::catalog::ids::{cause, class};
 use crate::diagnose::{Ctx, Weights};
+use crate::text::code_span;
 
 /// The rule, for [`RULES`](super::RULES); its documentation is this
 /// file's module comment.
@@ -48,7 +49,7 @@ fn launch_blocking(ctx: &Ctx<'_>) -> Option<String> {
         return None;
     }
     let hint = match (d.text("kernel"), d.text("assertion")) {
-        (Some(k), Some(a)) => format!(" (the kernel `{k}` asserted `{a}`)"),
+        (Some(k), Some(a)) => format!(" (the kernel {} asserted {})", code_span(k), code_span(a)),
         _ => String::new(),
     };
     Some(format!(

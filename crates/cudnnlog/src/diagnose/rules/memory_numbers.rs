@@ -268,8 +268,12 @@ fn foreign(ctx: &Ctx<'_>) -> Option<String> {
         Some(t.saturating_sub(f).saturating_sub(p))
     })?;
     // PyTorch names the first other process by its PID (NVML's, as
-    // nvidia-smi on the node shows it).
-    if let (Some(pid), Some(held)) = (d.text("other_pid"), d.int("other_process_bytes")) {
+    // nvidia-smi on the node shows it): digits, or no PID (a user's
+    // pattern may capture anything under that name).
+    let pid = d
+        .text("other_pid")
+        .filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    if let (Some(pid), Some(held)) = (pid, d.int("other_process_bytes")) {
         return Some(format!(
             "Process {pid} held {} of the GPU's {} when this one ran out: if it is a stale job of yours, stop it with `kill {pid}` on that node (`nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv` lists any others). Check: only your job's processes are listed before you restart.",
             h(held),

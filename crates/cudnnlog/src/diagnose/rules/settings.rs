@@ -130,7 +130,9 @@ fn benchmark(ctx: &Ctx<'_>) -> Option<String> {
 
 fn deterministic(ctx: &Ctx<'_>) -> Option<String> {
     let d = ctx.draft();
-    let op = d.text("op").map_or(String::new(), |o| format!(" `{o}`"));
+    let op = d
+        .text("op")
+        .map_or(String::new(), |o| format!(" {}", crate::text::code_span(o)));
     (d.class == class::TORCH_NONDETERMINISTIC || ctx.env.get("deterministic") == Some("true")).then(|| {
         format!(
             "Keep determinism where it exists and let the operation{op} run anyway: `torch.use_deterministic_algorithms(True, warn_only=True)` (or turn determinism off for this run). Check: the run continues and logs a warning for that operation instead of failing."
