@@ -2,7 +2,8 @@
 //!
 //! A capture whose name ends in `_bytes` holds a size (`1.53 GiB`,
 //! `20.00 MiB`, `1.00GiB`, `17179869184`, `1,024 bytes`) and becomes an
-//! integer number of bytes; every other capture stays text.
+//! integer number of bytes, at most [`MAX_FACT_INT`]; every other capture,
+//! and a size that is not one or is larger, stays text.
 
 use serde::Serialize;
 use std::fmt;
@@ -43,12 +44,19 @@ impl fmt::Display for Fact {
 /// The most bytes of a text fact; a longer capture is cut, ending in `…`.
 pub const MAX_FACT_TEXT: usize = 1024;
 
+/// The largest integer fact: `i64::MAX` (8 EiB less a byte), the largest
+/// integer every JSON reader holds (Go's and Java's `int64`, BigQuery's
+/// `INT64`). A size over it in a log (`9000 PiB`, `18446744073709551615`
+/// bytes) stays the text the log wrote, as a size that does not parse does.
+pub const MAX_FACT_INT: u64 = i64::MAX as u64;
+
 impl Fact {
-    /// Turns a capture into a fact according to its name. Text is trimmed
-    /// and cut to [`MAX_FACT_TEXT`] bytes.
+    /// Turns a capture into a fact according to its name: a `*_bytes` size
+    /// up to [`MAX_FACT_INT`] is an integer. Text is trimmed and cut to
+    /// [`MAX_FACT_TEXT`] bytes.
     pub(crate) fn from_capture(name: &str, text: &str) -> Fact {
         if name.ends_with("_bytes") {
-            if let Some(n) = parse_size(text) {
+            if let Some(n) = parse_size(text).filter(|&n| n <= MAX_FACT_INT) {
                 return Fact::Int(n);
             }
         }
@@ -133,6 +141,70 @@ mod tests {
         );
         assert_eq!(human_bytes(1_642_824_991), "1.53 GiB");
         assert_eq!(human_bytes(12), "12 B");
+    }
+
+    #[test]
+    fn a_size_over_int64_stays_text() {
+        assert_eq!(
+            Fact::from_capture("requested_bytes", "8388607 TiB"),
+            Fact::Int(8_388_607 << 40)
+        );
+        for big in ["8388608 TiB", "9000000.00 TiB", "18446744073709551615"] {
+            assert_eq!(
+                Fact::from_capture("requested_bytes", big),
+                Fact::Text(big.into())
+            );
+        }
+    }
+
+    /// Every number in a report's JSON is an int64 (or a float): facts
+    /// from a log with absurd sizes included.
+    #[test]
+    fn every_json_integer_fits_int64() {
+        use crate::report::FindingsSink;
+        use crate::{Catalog, ScannerBuilder};
+        let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+        let mut sink = FindingsSink::new(scanner.catalog());
+        let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 9000000.00 TiB. \
+GPU 0 has a total capacity of 16777215.00 TiB of which 18446744073709551615 bytes is free. \
+Including non-PyTorch memory, this process has 8388607.00 TiB memory in use.\n";
+        scanner.scan_slice(log, &mut sink).unwrap();
+        let report = sink.into_report();
+        let facts = &report.findings[0].facts;
+        assert_eq!(
+            facts["requested_bytes"],
+            Fact::Text("9000000.00 TiB".into())
+        );
+        assert_eq!(facts["process_bytes"], Fact::Int(8_388_607 << 40));
+        fn numbers(v: &serde_json::Value, out: &mut Vec<serde_json::Number>) {
+            match v {
+                serde_json::Value::Number(n) => out.push(n.clone()),
+                serde_json::Value::Array(a) => a.iter().for_each(|x| numbers(x, out)),
+                serde_json::Value::Object(o) => o.values().for_each(|x| numbers(x, out)),
+                _ => {}
+            }
+        }
+        // Sizes just under the cap: their arithmetic overflowed u64 (a
+        // panic in a debug build, nonsense in a release one).
+        let mut sink = FindingsSink::new(scanner.catalog());
+        let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4194305.00 TiB. \
+GPU 0 has a total capacity of 8388607.00 TiB of which 8388607.00 TiB is free. \
+Including non-PyTorch memory, this process has 8388607.00 TiB memory in use. \
+Of the allocated memory 4194305.00 TiB is allocated by PyTorch, \
+and 8388607.00 TiB is reserved by PyTorch but unallocated.\n";
+        scanner.scan_slice(log, &mut sink).unwrap();
+        let near = sink.into_report();
+        assert_eq!(
+            near.findings[0].facts["allocated_bytes"],
+            Fact::Int(4_194_305 << 40)
+        );
+        let mut all = Vec::new();
+        numbers(&serde_json::to_value(&near).unwrap(), &mut all);
+        numbers(&serde_json::to_value(&report).unwrap(), &mut all);
+        assert!(!all.is_empty());
+        for n in all {
+            assert!(n.is_i64() || n.is_f64(), "{n} does not fit int64");
+        }
     }
 }
 

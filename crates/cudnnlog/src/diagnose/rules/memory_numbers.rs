@@ -130,7 +130,9 @@ fn weigh(ctx: &Ctx<'_>, ws: &mut Weights) {
         }
     }
     if let (Some(cap), Some(a), Some(u)) = (cap, allocated, unalloc) {
-        if !cached && a + req <= cap && a + u + req > cap {
+        // Each size is at most i64::MAX (`facts::MAX_FACT_INT`): a sum of
+        // two fits a u64, a third may not.
+        if !cached && a + req <= cap && (a + req).saturating_add(u) > cap {
             ws.add(
                 cause::FRAGMENTATION,
                 8.0,
