@@ -1,0 +1,105 @@
+//! `cudnnlog`: the command-line front end. Parsing arguments, choosing an
+//! output format and exit code; everything else is the library's.
+//!
+//! A library only so that the fuzz targets (`fuzz/`) can reach the config
+//! reader and the HTML page; the binary (`src/main.rs`) calls [`main`].
+//! Nothing here is a stable API: use the `cudnnlog` crate.
+
+use anyhow::Context;
+use args::{Cli, Command, PatternsCommand};
+use clap::{CommandFactory, Parser};
+use cmd::patterns;
+use cudnnlog::{Catalog, CatalogBuilder};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+mod args;
+mod cmd;
+mod config;
+mod inputs;
+mod output;
+mod render;
+mod stream_sink;
+mod term;
+
+/// The `cudnnlog` command: parses `std::env::args`, runs, and returns
+/// the exit status.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = config::load().and_then(|config| {
+        let color = cli.color.or(config.color).unwrap_or(term::Color::Auto);
+        dispatch(cli.command, &config, color)
+    });
+    match result {
+        Ok(code) => code,
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "cudnnlog: {}",
+                render::sanitize_line(&format!("{err:#}"))
+            );
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn dispatch(
+    command: Command,
+    config: &config::Config,
+    color: term::Color,
+) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::Scan(args) => cmd::scan::scan(args, config, color),
+        Command::Run { log, cmd } => cmd::run::main(&cmd, log.as_deref(), color),
+        Command::Explain {
+            id,
+            format,
+            patterns,
+        } => {
+            let mut dirs = config.patterns.clone();
+            dirs.extend(patterns);
+            patterns::explain(&id, format, &dirs)
+        }
+        Command::Completions { shell } => {
+            let mut out = std::io::stdout().lock();
+            clap_complete::generate(shell, &mut Cli::command(), "cudnnlog", &mut out);
+            out.flush()?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man => {
+            let mut out = std::io::stdout().lock();
+            clap_mangen::Man::new(Cli::command()).render(&mut out)?;
+            out.flush()?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Patterns(PatternsCommand::List {
+            format,
+            class,
+            patterns,
+        }) => patterns::list(format, class.as_deref(), &patterns),
+        Command::Patterns(PatternsCommand::Check { dirs }) => patterns::check(&dirs),
+        Command::Patterns(PatternsCommand::Suggest { files, top, out }) => {
+            patterns::suggest(&files, top, out.as_deref())
+        }
+    }
+}
+
+/// Whether an error is the reader of our output going away (`| head`).
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || e.downcast_ref::<serde_json::Error>()
+                .is_some_and(|j| j.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe))
+    })
+}
+
+fn load_catalog(dirs: &[PathBuf]) -> anyhow::Result<Catalog> {
+    let mut builder = CatalogBuilder::new();
+    for dir in dirs {
+        builder.add_dir(dir);
+    }
+    builder.build().context("cannot load the pattern catalog")
+}
