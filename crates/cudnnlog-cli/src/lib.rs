@@ -103,3 +103,68 @@ fn load_catalog(dirs: &[PathBuf]) -> anyhow::Result<Catalog> {
     }
     builder.build().context("cannot load the pattern catalog")
 }
+
+/// Entry points for the fuzz targets in `fuzz/` (not an API: they change
+/// with the command).
+#[doc(hidden)]
+pub mod fuzzing {
+    use cudnnlog::fleet::{FleetDocument, Job};
+    use cudnnlog::{Catalog, MmapChoice, Report, Scanner};
+
+    /// The page `scan --format html` writes for one job's report.
+    pub fn html_report(report: &Report, catalog: &Catalog) -> String {
+        render(catalog, &PLAIN, |r, out, ctx| r.report(out, ctx, report))
+    }
+
+    /// The page `scan --format html DIR` writes for a fleet of jobs.
+    pub fn html_fleet(scanner: &Scanner, jobs: &[Job]) -> String {
+        let done: Vec<_> = jobs
+            .iter()
+            .map(|job| cudnnlog::fleet::scan_job(scanner, job, MmapChoice::never()))
+            .collect();
+        let mut summary = cudnnlog::fleet::Summary::default();
+        for t in &done {
+            summary.add(&t.verdict);
+        }
+        let document = FleetDocument {
+            schema: cudnnlog::fleet::SCHEMA,
+            jobs: done,
+            summary: summary.finish(),
+        };
+        let style = PLAIN;
+        render(scanner.catalog(), &style, |r, out, ctx| {
+            r.fleet(out, ctx, &document)
+        })
+    }
+
+    const PLAIN: crate::render::Style = crate::render::Style {
+        color: false,
+        width: 100,
+        verbose: false,
+    };
+
+    fn render(
+        catalog: &Catalog,
+        style: &crate::render::Style,
+        f: impl FnOnce(
+            &dyn crate::render::Render,
+            &mut dyn std::io::Write,
+            &crate::render::Ctx<'_>,
+        ) -> anyhow::Result<()>,
+    ) -> String {
+        let skipped = Default::default();
+        let ctx = crate::render::Ctx {
+            catalog,
+            style,
+            skipped: &skipped,
+        };
+        let mut out = Vec::new();
+        f(
+            crate::render::renderer(crate::args::Format::Html),
+            &mut out,
+            &ctx,
+        )
+        .expect("rendering into memory");
+        String::from_utf8(out).expect("the page is UTF-8")
+    }
+}
