@@ -142,7 +142,7 @@ pub fn load() -> anyhow::Result<Config> {
 
 /// The config file at `path`; `named` when `CUDNNLOG_CONFIG` named it
 /// (then even a missing file is an error).
-fn from_file(path: &Path, named: bool) -> anyhow::Result<Config> {
+pub(crate) fn from_file(path: &Path, named: bool) -> anyhow::Result<Config> {
     let shown = clip(&path.display().to_string(), TEXT_SHOWN);
     let by = if named { " (CUDNNLOG_CONFIG)" } else { "" };
     let text = match read(path) {
