@@ -5,6 +5,7 @@
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedBytes;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString};
 use serde::de::DeserializeOwned;
@@ -49,12 +50,14 @@ pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
         .map_or_else(|_| "object".to_string(), |n| n.to_string())
 }
 
-/// What to scan: a file, or bytes.
-pub enum Input<'py> {
+/// What to scan: a file, or bytes. It owns what it holds, so that it can
+/// be scanned on another thread, without the GIL.
+pub enum Input {
     /// A path (`str` or `os.PathLike`).
     Path(PathBuf),
-    /// A `bytes` object, read in place (it is immutable).
-    Bytes(Bound<'py, PyBytes>),
+    /// A `bytes` object, read in place (it is immutable), kept alive while
+    /// it is scanned.
+    Bytes(PyBackedBytes),
     /// A copy of a `bytearray` or `memoryview` (those can change while the
     /// GIL is released, so they are copied first).
     Owned(Vec<u8>),
@@ -69,28 +72,28 @@ pub enum Data<'a> {
     Bytes(&'a [u8]),
 }
 
-impl Input<'_> {
+impl Input {
     /// The path or the bytes.
     pub fn data(&self) -> Data<'_> {
         match self {
             Input::Path(p) => Data::Path(p),
-            Input::Bytes(b) => Data::Bytes(b.as_bytes()),
+            Input::Bytes(b) => Data::Bytes(b),
             Input::Owned(v) => Data::Bytes(v),
         }
     }
 }
 
 /// Reads a `path_or_bytes` argument.
-pub fn input<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Input<'py>> {
+pub fn input(obj: &Bound<'_, PyAny>) -> PyResult<Input> {
     if let Ok(b) = obj.cast::<PyBytes>() {
-        return Ok(Input::Bytes(b.clone()));
+        return Ok(Input::Bytes(b.clone().into()));
     }
     if let Ok(b) = obj.cast::<PyByteArray>() {
         return Ok(Input::Owned(b.to_vec()));
     }
     if obj.is_instance_of::<PyMemoryView>() {
         let b = obj.call_method0("tobytes")?;
-        return Ok(Input::Bytes(b.cast_into::<PyBytes>()?));
+        return Ok(Input::Bytes(b.cast_into::<PyBytes>()?.into()));
     }
     path(obj).map(Input::Path).map_err(|_| {
         PyTypeError::new_err(format!(

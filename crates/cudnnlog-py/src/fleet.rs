@@ -1,29 +1,23 @@
 //! `triage`: the verdicts of many jobs, as an iterator that yields each
 //! one as soon as its job is done.
 //!
-//! The jobs are scanned by the library's `fleet::triage` on a background
-//! thread (which scans on all cores); verdicts come through a channel, and
-//! `__next__` waits for the next one with the GIL released.
+//! The jobs are scanned on the process's pool ([`crate::process`]), from a
+//! background thread; verdicts come through a channel, and `__next__`
+//! waits for the next one with the GIL released ([`crate::wait::recv`]).
 
 use crate::convert::{loads, to_json};
-use crate::engine::lock;
+use crate::engine::{self, lock};
 use crate::CudnnlogError;
 use cudnnlog::fleet::Job;
 use cudnnlog::fleet::Verdict;
-use cudnnlog::{MmapChoice, Scanner};
+use cudnnlog::Scanner;
 use pyo3::prelude::*;
+use rayon::prelude::*;
+use rayon::ThreadPool;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
-
-/// How many jobs one call of `fleet::triage` scans: between two calls the
-/// background thread checks whether the iterator was closed or dropped.
-const BATCH: usize = 256;
-
-/// How often a waiting `__next__` checks for Ctrl-C.
-const SIGNAL_CHECK: Duration = Duration::from_millis(100);
 
 /// One message from the background thread: a verdict's JSON, or why it
 /// could not be made.
@@ -41,12 +35,20 @@ pub struct Triage {
     stop: Arc<AtomicBool>,
     closed: AtomicBool,
     total: usize,
+    /// The process that started it: a forked child has the iterator, but
+    /// not the thread that fills it.
+    pid: u32,
 }
 
 impl Triage {
-    /// Starts scanning `jobs` with `scanner`; the `early` verdicts (of
-    /// directories that could not be listed) come first.
-    pub fn start(scanner: Arc<Scanner>, jobs: Vec<Job>, early: Vec<Verdict>) -> Triage {
+    /// Starts scanning `jobs` with `scanner` on `pool`; the `early`
+    /// verdicts (of directories that could not be listed) come first.
+    pub fn start(
+        pool: Arc<ThreadPool>,
+        scanner: Arc<Scanner>,
+        jobs: Vec<Job>,
+        early: Vec<Verdict>,
+    ) -> Triage {
         let (tx, rx) = channel::<Message>();
         let stop = Arc::new(AtomicBool::new(false));
         let total = jobs.len() + early.len();
@@ -59,20 +61,21 @@ impl Triage {
                         return;
                     }
                 }
-                for batch in jobs.chunks(BATCH) {
-                    if flag.load(Ordering::Relaxed) {
-                        return;
-                    }
-                    cudnnlog::fleet::triage(&scanner, batch, MmapChoice::never(), |_, done| {
-                        if flag.load(Ordering::Relaxed) || tx.send(to_json(&done.verdict)).is_err()
-                        {
+                // Closing stops the jobs not started, and those under way
+                // at their next window (their verdicts are not sent).
+                let flag = &*flag;
+                pool.install(|| {
+                    jobs.par_iter().for_each_with(tx, |tx, job| {
+                        if flag.load(Ordering::Relaxed) {
+                            return;
+                        }
+                        let verdict = engine::verdict_of_job(&scanner, job, flag);
+                        if flag.load(Ordering::Relaxed) || tx.send(to_json(&verdict)).is_err() {
                             // Closed, or the iterator is gone: stop.
                             flag.store(true, Ordering::Relaxed);
-                            return false;
                         }
-                        true
-                    });
-                }
+                    })
+                });
             });
         let (worker, rx) = match worker {
             Ok(handle) => (Some(handle), rx),
@@ -89,32 +92,34 @@ impl Triage {
             stop,
             closed: AtomicBool::new(false),
             total,
+            pid: std::process::id(),
         }
     }
 
     /// Waits for the next message, the GIL released, checking for signals
     /// (Ctrl-C) while waiting. `None` once every verdict was yielded.
     fn wait(&self, py: Python<'_>) -> PyResult<Option<Message>> {
-        loop {
-            if self.closed.load(Ordering::Relaxed) {
-                return Ok(None);
-            }
-            let got = py.detach(|| lock(&self.rx).recv_timeout(SIGNAL_CHECK));
-            match got {
-                Ok(message) => return Ok(Some(message)),
-                Err(RecvTimeoutError::Timeout) => py.check_signals()?,
-                Err(RecvTimeoutError::Disconnected) => {
-                    let handle = lock(&self.worker).take();
-                    let panicked = handle.is_some_and(|h| py.detach(|| h.join()).is_err());
-                    if panicked {
-                        return Err(CudnnlogError::new_err(
-                            "triage stopped: the scanning thread panicked (a bug in cudnnlog)",
-                        ));
-                    }
-                    return Ok(None);
-                }
-            }
+        if self.pid != std::process::id() {
+            return Err(CudnnlogError::new_err(
+                "this triage was started before the process forked, and its scanning \
+                 thread is in the parent: call triage() again in this process",
+            ));
         }
+        let got = crate::wait::recv(py, |timeout| match self.closed.load(Ordering::Relaxed) {
+            true => Err(RecvTimeoutError::Disconnected),
+            false => lock(&self.rx).recv_timeout(timeout),
+        })?;
+        if got.is_some() || self.closed.load(Ordering::Relaxed) {
+            return Ok(got);
+        }
+        // Every verdict was sent, or the thread panicked.
+        let handle = lock(&self.worker).take();
+        if handle.is_some_and(|h| py.detach(|| h.join()).is_err()) {
+            return Err(CudnnlogError::new_err(
+                "triage stopped: the scanning thread panicked (a bug in cudnnlog)",
+            ));
+        }
+        Ok(None)
     }
 }
 
@@ -145,8 +150,8 @@ impl Triage {
         self.total
     }
 
-    /// Stops: jobs not yet started are not scanned, and the iterator
-    /// yields nothing more.
+    /// Stops: jobs not yet started are not scanned, those under way stop
+    /// at their next window, and the iterator yields nothing more.
     fn close(&self) {
         self.stop.store(true, Ordering::Relaxed);
         self.closed.store(true, Ordering::Relaxed);

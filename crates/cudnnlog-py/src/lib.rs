@@ -4,7 +4,9 @@
 //!
 //! Every value crosses as the dict of its JSON form, so a report from
 //! Python is exactly what `cudnnlog scan --format json` prints. Scanning
-//! runs with the GIL released.
+//! runs with the GIL released, on a pool of threads that a forked child
+//! makes again ([`process`]); the caller waits with Ctrl-C still working
+//! ([`wait`]).
 
 use cudnnlog::fleet::{Summary, Verdict};
 use cudnnlog::{Report, Scanner};
@@ -17,6 +19,8 @@ use std::sync::Arc;
 mod convert;
 mod engine;
 mod fleet;
+mod process;
+mod wait;
 
 use convert::{from_dict, loads, to_json, Data};
 use fleet::Triage;
@@ -58,7 +62,10 @@ pub struct PyScanner {
 
 impl PyScanner {
     fn build(py: Python<'_>, patterns: Vec<PathBuf>) -> PyResult<PyScanner> {
-        let scanner = py.detach(|| engine::scanner(&patterns)).map_err(error)?;
+        let scanner = match patterns.is_empty() {
+            true => process::builtin(py)?,
+            false => py.detach(|| engine::scanner(&patterns)).map_err(error)?,
+        };
         Ok(PyScanner { scanner, patterns })
     }
 
@@ -69,20 +76,25 @@ impl PyScanner {
         name: Option<&str>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let input = convert::input(source)?;
-        let scanner: &Scanner = &self.scanner;
-        let json = match input.data() {
-            Data::Path(path) => py.detach(|| {
-                let mut report = engine::scan_path(scanner, path)?;
-                if let (Some(name), Some(s)) = (name, report.sources.first_mut()) {
-                    s.path = name.to_string();
+        let scanner = Arc::clone(&self.scanner);
+        let name = name.map(str::to_string);
+        let pool = process::pool(py)?;
+        let json = wait::run(py, &pool, move |cancel| {
+            let report = match input.data() {
+                Data::Path(path) => {
+                    let mut report = engine::scan_path(&scanner, path, cancel)?;
+                    if let (Some(name), Some(s)) = (name, report.sources.first_mut()) {
+                        s.path = name;
+                    }
+                    report
                 }
-                Ok(to_json(&report))
-            }),
-            Data::Bytes(bytes) => py.detach(|| {
-                let report = engine::scan_bytes(scanner, name.unwrap_or(engine::MEMORY), bytes)?;
-                Ok(to_json(&report))
-            }),
-        };
+                Data::Bytes(bytes) => {
+                    let name = name.as_deref().unwrap_or(engine::MEMORY);
+                    engine::scan_bytes(&scanner, name, bytes, cancel)?
+                }
+            };
+            Ok(to_json(&report))
+        })?;
         json_to_py(py, json.map_err(error)?)
     }
 
@@ -98,16 +110,19 @@ impl PyScanner {
             return to_py(py, &Verdict::of(&name, &report));
         }
         let input = convert::input(source)?;
-        let scanner: &Scanner = &self.scanner;
-        let json = match input.data() {
-            Data::Path(file) => {
-                py.detach(|| to_json(&engine::verdict_of_path(scanner, file, path)))
-            }
-            Data::Bytes(bytes) => py.detach(|| {
-                let name = path.unwrap_or(engine::MEMORY);
-                to_json(&engine::verdict_of_bytes(scanner, name, bytes))
-            }),
-        };
+        let scanner = Arc::clone(&self.scanner);
+        let path = path.map(str::to_string);
+        let pool = process::pool(py)?;
+        let json = wait::run(py, &pool, move |cancel| {
+            let name = path.as_deref();
+            to_json(&match input.data() {
+                Data::Path(file) => engine::verdict_of_path(&scanner, file, name, cancel),
+                Data::Bytes(bytes) => {
+                    let name = name.unwrap_or(engine::MEMORY);
+                    engine::verdict_of_bytes(&scanner, name, bytes, cancel)
+                }
+            })
+        })?;
         json_to_py(py, json)
     }
 
@@ -118,12 +133,14 @@ impl PyScanner {
         group: bool,
     ) -> PyResult<Triage> {
         let paths = convert::paths(paths, "paths")?;
-        let (expanded, jobs) = py.detach(|| {
+        let pool = process::pool(py)?;
+        let (expanded, jobs) = wait::run(py, &pool, move |_| {
             let expanded = engine::expand(&paths);
             let jobs = engine::jobs(&expanded.files, group);
             (expanded, jobs)
-        });
+        })?;
         Ok(Triage::start(
+            pool,
             Arc::clone(&self.scanner),
             jobs,
             expanded.unreadable,
@@ -285,6 +302,7 @@ fn _cudnnlog(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(verdict, m)?)?;
     m.add_function(wrap_pyfunction!(triage, m)?)?;
     m.add_function(wrap_pyfunction!(summarize, m)?)?;
+    m.add_function(wrap_pyfunction!(process::forked, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("REPORT_SCHEMA", cudnnlog::report::SCHEMA)?;
     Ok(())

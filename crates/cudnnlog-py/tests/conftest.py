@@ -34,3 +34,32 @@ def fleet(tmp_path):
     shutil.copy(CLEAN, d / "run-7" / "rank1.log")
     (d / ".hidden.log").write_bytes(OOM.read_bytes())
     return d
+
+
+def training_log(size):
+    """About ``size`` bytes of a training run's progress lines (steps,
+    losses, learning rates, the odd checkpoint), then the OOM capture: a
+    long log whose failure is at its very end."""
+    block = bytearray()
+    step = 0
+    while len(block) < 1 << 20:
+        loss = 2.5 - (step % 5000) / 2500 + (step * 7919 % 1009) / 10000
+        block += (
+            f"2026-11-29 19:{step // 60 % 60:02d}:{step % 60:02d},{step % 1000:03d} INFO "
+            f"train: epoch {step // 2000} step {step} loss {loss:.4f} lr 3.0e-04 "
+            f"grad_norm {1 + step % 13 / 10:.2f} tokens/s {41000 + step % 977}\n"
+        ).encode()
+        if step % 500 == 499:
+            block += f"INFO checkpoint: saved ckpt/step-{step}.pt (1.3 GiB)\n".encode()
+        step += 1
+    tail = OOM.read_bytes()
+    return bytes(block) * max(1, (size - len(tail)) // len(block)) + tail
+
+
+def fixture_log(size):
+    """About ``size`` bytes of the real logs in ``fixtures/real`` one after
+    another, again and again: a long log as dense in failures, warnings and
+    tracebacks as they are (a few seconds a few hundred MiB on two
+    cores)."""
+    unit = b"".join(p.read_bytes() for p in sorted(REAL.glob("*.log")))
+    return unit * max(1, size // len(unit))

@@ -12,10 +12,15 @@ and what to do.
   built once and reused.
 
 Every value is the dict of the JSON the ``cudnnlog`` command prints.
-Scanning releases the GIL. Errors reading a log or a pattern catalog raise
+Scanning releases the GIL, and Ctrl-C stops a scan (``KeyboardInterrupt``).
+The package works in a process forked after it was used (``multiprocessing``
+on Linux). Errors reading a log or a pattern catalog raise
 ``CudnnlogError``.
 """
 
+import os as _os
+
+from . import _cudnnlog
 from ._cudnnlog import (
     REPORT_SCHEMA,
     CudnnlogError,
@@ -39,3 +44,8 @@ __all__ = [
     "triage",
     "verdict",
 ]
+
+# A forked child has none of its parent's threads: it starts a pool of
+# scanning threads of its own on its first call.
+if hasattr(_os, "register_at_fork"):
+    _os.register_at_fork(after_in_child=_cudnnlog._forked)

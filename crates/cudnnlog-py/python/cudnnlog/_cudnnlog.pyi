@@ -100,3 +100,7 @@ def triage(
 
 def summarize(verdicts: Iterable[_Verdict]) -> _Summary:
     """Verdicts counted by outcome, primary class and fingerprint."""
+
+def _forked() -> None:
+    """Forgets the parent's scanning threads in a forked child (called by
+    ``os.register_at_fork``)."""

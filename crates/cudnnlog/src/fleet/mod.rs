@@ -97,8 +97,33 @@ pub struct FleetDocument {
 /// assert!(done.verdict.error.unwrap().contains("file.log"));
 /// ```
 pub fn scan_job(scanner: &Scanner, job: &Job, mmap: MmapChoice) -> Triaged {
+    scan_job_with(scanner, job, mmap, &NoHooks)
+}
+
+/// [`scan_job`], each file scanned into the sink `hooks` makes
+/// ([`scan_inputs`]): a sink that fails (a caller's cancellation, at the
+/// next window) ends that file's scan, its error in the verdict's `error`.
+///
+/// ```
+/// use cudnnlog::fleet::{scan_job, scan_job_with, Job, NoHooks};
+/// use cudnnlog::{Catalog, MmapChoice, ScannerBuilder};
+/// let path = std::env::temp_dir().join(format!("cudnnlog-doc-scan-job-with-{}.log", std::process::id()));
+/// std::fs::write(&path, "RuntimeError: CUDA error: an illegal memory access was encountered\n")?;
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+/// let job = Job::single(path.clone());
+/// let done = scan_job_with(&scanner, &job, MmapChoice::never(), &NoHooks);
+/// assert_eq!(done.verdict, scan_job(&scanner, &job, MmapChoice::never()).verdict);
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn scan_job_with<'c, H: ScanHooks<'c>>(
+    scanner: &'c Scanner,
+    job: &Job,
+    mmap: MmapChoice,
+    hooks: &H,
+) -> Triaged {
     let inputs: Vec<JobInput> = job.sources.iter().cloned().map(JobInput::File).collect();
-    let Scanned { sink, errors } = scan_inputs(scanner, &inputs, mmap, &NoHooks);
+    let Scanned { sink, errors } = scan_inputs(scanner, &inputs, mmap, hooks);
     let errors: Vec<String> = errors.iter().map(|(_, e)| e.to_string()).collect();
     let read = sink.sources().len();
     let report = sink.into_report();

@@ -81,7 +81,8 @@ impl Scanner {
     /// error of a read that failed part way (after the bytes before it).
     ///
     /// A helper thread reads the stream window by window, runs each
-    /// window's literal pass (on rayon's threads) and plans it
+    /// window's literal pass (on rayon's threads, or on its own when this
+    /// thread is one of a pool's: [`on_own_threads`]) and plans it
     /// ([`Block::plan`]); this thread frames the windows in order (the sink
     /// need not be `Send`), so the sink sees the same calls in the same
     /// order as when the windows are done one after the other. While this
@@ -112,7 +113,10 @@ impl Scanner {
             // window), which ends the helper before the scope waits for it.
             let (windows, free) = (windows, free);
             let stop = &stop;
-            let helper = scope.spawn(move || self.read_windows(reader, buffers, full, stop));
+            let alone = rayon::current_thread_index().is_some();
+            let helper = scope.spawn(move || {
+                on_own_threads(alone, || self.read_windows(reader, buffers, full, stop))
+            });
             let mut st = State::new();
             for mut now in windows.iter() {
                 now.frame(self, &mut st, sink, finish)?;
@@ -188,6 +192,29 @@ impl Scanner {
             next.prepare(self, stopped, Block::split_in(split_at, base));
             now = next;
         }
+    }
+}
+
+/// Runs a stream's helper: on rayon's global pool, or, when `alone` (the
+/// driver is a thread of a pool: a job of a fleet, or any scan run inside
+/// `ThreadPool::install`), on a pool of one thread of its own. Such a
+/// driver holds its thread while it waits for windows; a helper searching
+/// on rayon's pool would wait for a free thread there, and a fleet of as
+/// many streams as threads would wait on itself for ever. A fleet's other
+/// jobs keep the cores busy meanwhile. It also keeps a scan run inside a
+/// pool off rayon's global one (whose threads a forked child lacks).
+fn on_own_threads<R: Send>(alone: bool, helper: impl FnOnce() -> R + Send) -> R {
+    if !alone {
+        return helper();
+    }
+    match rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .thread_name(|_| "cudnnlog-stream".to_string())
+        .build()
+    {
+        Ok(pool) => pool.install(helper),
+        // No thread to be had: this one, as before.
+        Err(_) => helper(),
     }
 }
 
