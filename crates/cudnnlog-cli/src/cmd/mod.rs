@@ -5,6 +5,7 @@
 
 pub mod fleet;
 pub mod follow;
+pub mod log_copy;
 pub mod patterns;
 pub mod run;
 pub mod scan;
