@@ -172,7 +172,9 @@ pub struct ScanArgs {
     /// Read files instead of memory-mapping them.
     #[arg(long)]
     pub no_mmap: bool,
-    /// Print nothing: the exit status says it all.
+    /// Print nothing on standard output: the exit status says it all. A
+    /// report file (`-o`) is still written, and errors still said on
+    /// standard error, as `grep -q` says them.
     #[arg(long, short)]
     pub quiet: bool,
     /// Show everything: every cause and remediation, whole messages.

@@ -73,8 +73,19 @@ struct Output {
     landing: Landing,
     /// `--output` was given: partial findings are not streamed to a file.
     to_file: bool,
-    /// `--quiet`: nothing but the exit status.
+    /// `--quiet`: no progress bar, no notes, and nothing on standard
+    /// output ([`silent`](Output::silent)); errors are still said on
+    /// standard error, and a report file still written.
     quiet: bool,
+}
+
+impl Output {
+    /// Nothing is written: `--quiet` with standard output as the output.
+    /// A report file is written whatever `--quiet` says: `-q -o r.html`
+    /// is how a CI job keeps a report and prints nothing.
+    fn silent(&self) -> bool {
+        self.quiet && !self.to_file
+    }
 }
 
 /// What a run saw, as far as the exit status goes.
@@ -87,6 +98,9 @@ struct Seen {
     /// A failure (`--fail-on error`): an error finding in one job's
     /// report, a failed job in a fleet.
     failure: bool,
+    /// No input could be read at all (one job's): its errors are the whole
+    /// answer, and no report is written.
+    nothing_read: bool,
 }
 
 /// The exit status: 2 when an input could not be read, 1 when what was
@@ -196,19 +210,23 @@ impl Plan {
                     style: &output.style,
                     skipped,
                 };
+                let out = (!output.silent()).then_some(output.out);
                 let (render, quiet) = (output.render, output.quiet);
-                let done = fleet::run(&scanner, &jobs, self.mmap, render, &ctx, quiet, output.out)?;
+                let done = fleet::run(&scanner, &jobs, self.mmap, render, &ctx, quiet, out)?;
                 Seen {
                     unreadable: jobs.len() as u64 > done.summary.jobs
                         || done.summary.unreadable > 0
                         || done.any_error,
                     finding: done.any_finding,
                     failure: done.summary.failed > 0,
+                    nothing_read: false,
                 }
             }
             Mode::Job(inputs) => job(&scanner, &inputs, self.mmap, &mut output, skipped)?,
         };
-        output.landing.land()?;
+        if !seen.nothing_read {
+            output.landing.land()?;
+        }
         Ok(seen)
     }
 }
@@ -328,13 +346,12 @@ fn job(
     // was read before it was scanned, and the error is still reported (one
     // line, exit 2), unless output was closed.
     let closed = shared.as_ref().is_some_and(|s| s.closed());
+    // Said whatever `--quiet` says, as `grep -q` does.
     let mut unreadable = false;
     for (_, err) in scanned.errors.iter().filter(|_| !closed) {
         unreadable = true;
-        if !output.quiet {
-            let line = render::sanitize_line(&err.to_string());
-            writeln!(std::io::stderr(), "cudnnlog: {line}")?;
-        }
+        let line = render::sanitize_line(&err.to_string());
+        writeln!(std::io::stderr(), "cudnnlog: {line}")?;
     }
     if let Some(shared) = shared.as_ref().filter(|s| s.closed()) {
         // The reader left: what was announced decides the status.
@@ -342,6 +359,7 @@ fn job(
             unreadable: false,
             finding: shared.announced(),
             failure: shared.saw_error(),
+            nothing_read: false,
         });
     }
     let report = scanned.sink.into_report();
@@ -352,8 +370,10 @@ fn job(
             .findings
             .iter()
             .any(|f| f.severity == cudnnlog::catalog::Severity::Error),
+        // A missing file: "no findings" beside its error would contradict it.
+        nothing_read: unreadable && report.sources.is_empty(),
     };
-    if output.quiet {
+    if output.silent() || seen.nothing_read {
         return Ok(seen);
     }
     let ctx = Ctx {
