@@ -128,9 +128,12 @@ pub struct ScanArgs {
     /// terminal. gzip and zstd files are decompressed.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Watch one growing file (`tail -f`: truncation and rotation are
-    /// handled) and report each new finding as it appears; runs until
-    /// interrupted. With `--format ndjson`, a JSON object per finding.
+    /// Watch one growing file (`tail -F`: truncation and rotation are
+    /// handled, a file not there yet is waited for) and report each new
+    /// finding as it appears; `-` follows standard input until it ends.
+    /// With `--format ndjson`, a JSON object per finding. On Ctrl-C (or
+    /// the input's end) the report follows, and the exit status is a
+    /// scan's.
     #[arg(long, short = 'f')]
     pub follow: bool,
     /// Stop following after this many seconds (for scripts and tests).
@@ -172,7 +175,9 @@ pub struct ScanArgs {
     /// Read files instead of memory-mapping them.
     #[arg(long)]
     pub no_mmap: bool,
-    /// Print nothing: the exit status says it all.
+    /// Print nothing on standard output: the exit status says it all. A
+    /// report file (`-o`) is still written, and errors still said on
+    /// standard error, as `grep -q` says them.
     #[arg(long, short)]
     pub quiet: bool,
     /// Show everything: every cause and remediation, whole messages.

@@ -11,7 +11,8 @@ pub struct Expanded {
     /// The inputs, in order, without ranks.
     pub inputs: Vec<JobInput>,
     /// One note per entry left out that may surprise (a symlink loop, an
-    /// unreadable directory, a binary file), for standard error.
+    /// unreadable directory, a binary file), and per binary file named
+    /// explicitly (scanned: it was asked for), for standard error.
     pub notes: Vec<String>,
     /// Every entry left out, counted by reason
     /// ([`cudnnlog::source::Walked::counts`]).
@@ -29,6 +30,12 @@ pub fn expand(paths: &[PathBuf], walk: &Walk) -> Result<Expanded, cudnnlog::Erro
         if path.as_os_str() == "-" {
             expanded.inputs.push(JobInput::Stdin);
         } else {
+            if cudnnlog::source::is_binary(path) {
+                expanded.notes.push(format!(
+                    "{}: binary content, scanned as text because it was named",
+                    path.display()
+                ));
+            }
             let walked = walk.files(std::slice::from_ref(path))?;
             for (why, n) in walked.counts() {
                 *expanded.skipped.entry(why).or_default() += n;

@@ -2,7 +2,9 @@
 //! `tail -f` style; each new finding reported once, soon after it is
 //! written, in bounded memory.
 
-use std::io::{BufRead, Write};
+mod common;
+
+use std::io::{BufRead, Read, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -55,7 +57,7 @@ fn follow_reports_new_findings_and_survives_truncation() {
     let out = child.wait_with_output().unwrap();
     let _ = std::fs::remove_file(&path);
     let text = String::from_utf8(out.stdout).unwrap();
-    let lines: Vec<&str> = text.lines().collect();
+    let lines = live(&text);
     assert_eq!(lines.len(), 2, "{text}");
     assert!(
         lines[0].ends_with(
@@ -144,7 +146,7 @@ fn follow_reads_standard_input_until_it_ends() {
     }
     let out = child.wait_with_output().unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
-    let lines: Vec<&str> = text.lines().collect();
+    let lines = live(&text);
     assert_eq!(lines.len(), 2, "the repeated OOM is announced once: {text}");
     assert!(lines[0].starts_with("-:2: cuda.oom (error)"), "{text}");
     assert!(
@@ -175,7 +177,7 @@ fn a_last_line_without_end_is_reported_once_without_spinning() {
     let out = child.wait_with_output().unwrap();
     let _ = std::fs::remove_file(&path);
     let text = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(text.lines().count(), 1, "{text}");
+    assert_eq!(live(&text).len(), 1, "{text}");
     assert!(text.contains(":2: cuda.oom (error)"), "{text}");
     assert!(
         ticks < 100,
@@ -205,4 +207,171 @@ fn follow_survives_a_file_rewritten_in_place() {
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(out.status.code(), Some(0), "{err}");
     let _ = std::fs::remove_file(&path);
+}
+
+/// The live lines of a follow's output (`PATH:LINE: CLASS (SEVERITY) …`),
+/// without the report that closes it.
+fn live(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| l.contains(" (error) ") || l.contains(" (warning) "))
+        .collect()
+}
+
+/// Waits for a child for at most 20 seconds: a follow that should end and
+/// does not fails the test instead of hanging it.
+fn bounded_wait(mut child: std::process::Child) -> std::process::Output {
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("--follow did not end: {:?}", child.wait_with_output());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// `job.sh | cudnnlog scan --follow -` ends as a scan of the same log
+/// would: the live lines, then the report with its verdict, and the exit
+/// status `--fail-on` makes of it (it was 0 whatever was found, with no
+/// verdict). A followed file ends so too, when `--follow-for` is up.
+#[test]
+fn a_follow_ends_with_the_report_and_status_of_a_scan() {
+    let log = format!("INFO step 1\n{OOM}\n");
+    for (extra, code) in [
+        (&[][..], 1),
+        (&["--fail-on", "error"][..], 1),
+        (&["--fail-on", "never"][..], 0),
+    ] {
+        let mut args = vec!["scan", "--follow", "-"];
+        args.extend(extra);
+        let out = common::cudnnlog(&args, Some(log.as_bytes()));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(code), "{extra:?}: {text}");
+        assert_eq!(live(&text).len(), 1, "{text}");
+        assert!(
+            text.contains("\nprimary: cuda.oom — GPU out of memory\n") && text.contains("\nfix: "),
+            "{text}"
+        );
+    }
+    let out = common::cudnnlog(
+        &["scan", "--follow", "--format", "ndjson", "-"],
+        Some(log.as_bytes()),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "the finding live, then the summary: {text}");
+    assert!(
+        lines[0].starts_with(r#"{"type":"finding","class":"cuda.oom""#),
+        "{text}"
+    );
+    assert!(
+        lines[1].starts_with(r#"{"type":"summary""#)
+            && lines[1].contains(r#""outcome":"failed","primary":"cuda.oom""#),
+        "{text}"
+    );
+    assert_eq!(out.status.code(), Some(1));
+
+    let path = temp_log("ends");
+    std::fs::write(&path, &log).unwrap();
+    let out = bounded_wait(follow(&path, "1"));
+    let _ = std::fs::remove_file(&path);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("\nprimary: cuda.oom"), "{text}");
+}
+
+/// Ctrl-C (or a CI runner's SIGTERM) ends a follow as its end would: the
+/// report, and the findings' exit status, not a death by the signal.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_follow_ends_with_the_report() {
+    use std::os::unix::process::CommandExt;
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        let path = temp_log(&format!("interrupted-{signal}"));
+        std::fs::write(&path, format!("INFO step 1\n{OOM}\n")).unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudnnlog"));
+        cmd.args(["scan", "--follow", path.to_str().unwrap()])
+            .env("CUDNNLOG_CONFIG", "")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        // SAFETY: signal(2) is async-signal-safe. The signal at its default
+        // whatever the test runner was started with.
+        unsafe {
+            cmd.pre_exec(move || {
+                libc::signal(signal, libc::SIG_DFL);
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().unwrap();
+        let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut first = String::new();
+        stdout.read_line(&mut first).unwrap();
+        assert!(first.contains(":2: cuda.oom (error)"), "{first}");
+        // SAFETY: kill(2) on our own child, not yet reaped.
+        unsafe { libc::kill(child.id() as i32, signal) };
+        let out = bounded_wait(child);
+        let _ = std::fs::remove_file(&path);
+        let mut rest = String::new();
+        stdout.read_to_string(&mut rest).unwrap();
+        assert_eq!(out.status.code(), Some(1), "signal {signal}: {rest}");
+        assert!(rest.contains("\nprimary: cuda.oom"), "{rest}");
+    }
+}
+
+/// A directory to follow, or a followed file replaced by one, is named in
+/// one line, exit 2 (it was `Is a directory (os error 21)`, no path).
+#[test]
+fn following_a_directory_names_it() {
+    let dir = temp_log("a-dir");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = bounded_wait(follow(&dir, "10"));
+    let _ = std::fs::remove_dir(&dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!("{}: is a directory", dir.display())),
+        "{err}"
+    );
+
+    let path = temp_log("becomes-a-dir");
+    std::fs::write(&path, "INFO step 1\n").unwrap();
+    let child = follow(&path, "15");
+    std::thread::sleep(Duration::from_millis(800));
+    std::fs::remove_file(&path).unwrap();
+    std::fs::create_dir(&path).unwrap();
+    let out = bounded_wait(child);
+    let _ = std::fs::remove_dir(&path);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("{}: is a directory", path.display())),
+        "{err}"
+    );
+}
+
+/// A file that is not there yet is waited for, as `tail -F` does, and said
+/// so at once on standard error (a mistyped name waited in silence).
+#[test]
+fn a_missing_file_is_waited_for_and_said_so() {
+    let path = temp_log("not-yet");
+    let _ = std::fs::remove_file(&path);
+    let mut child = follow(&path, "4");
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    stderr.read_line(&mut first).unwrap();
+    assert_eq!(
+        first,
+        format!("cudnnlog: waiting for {} to appear\n", path.display())
+    );
+    std::fs::write(&path, format!("{OOM}\n")).unwrap();
+    let out = bounded_wait(child);
+    let _ = std::fs::remove_file(&path);
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+    assert!(rest.contains("appeared"), "{rest}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(live(&text).len(), 1, "{text}");
+    assert_eq!(out.status.code(), Some(1), "{text}");
 }

@@ -152,6 +152,51 @@ fn run_wraps_a_job() {
     assert!(err.contains("killed by SIGKILL (status 137)"), "{err}");
 }
 
+/// A job that a signal ends prints no traceback: the signal is all there is,
+/// and only `run` saw it. SIGKILL is the catalog's `host.oom_killed` (the
+/// OOM killer, most often), SIGSEGV, SIGABRT and SIGBUS its
+/// `proc.segfault`; the kept log ends with the line that says so, and a
+/// later scan of it comes to the same diagnosis.
+#[test]
+fn a_job_killed_by_a_signal_is_diagnosed_by_its_signal() {
+    for (signal, class, code) in [
+        ("KILL", "host.oom_killed", 137),
+        ("SEGV", "proc.segfault", 139),
+        ("ABRT", "proc.segfault", 134),
+        ("BUS", "proc.segfault", 135),
+    ] {
+        let log = temp_path(&format!("killed-{signal}.log"));
+        let script = format!("echo step 1 loss 0.5; kill -{signal} $$");
+        let log_arg = log.to_str().unwrap();
+        let out = cudnnlog(&["run", "--log", log_arg, "--", "sh", "-c", &script], None);
+        assert_eq!(out.status.code(), Some(code), "SIG{signal}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!(
+                "killed by SIG{signal} (status {code}); diagnosis:"
+            )) && err.contains(&format!("primary failure: {class}"))
+                && !err.contains("no failure found"),
+            "SIG{signal}: {err}"
+        );
+        let kept = std::fs::read_to_string(&log).unwrap();
+        assert!(
+            kept.starts_with("step 1 loss 0.5\n")
+                && kept.ends_with(&format!(
+                    "cudnnlog: the command was killed by SIG{signal} (status {code})\n"
+                )),
+            "{kept:?}"
+        );
+        let rescan = cudnnlog(&["scan", "--format", "json", log_arg], None);
+        let _ = std::fs::remove_file(&log);
+        assert_eq!(common::json(&rescan).primary.as_deref(), Some(class));
+    }
+    // A signal that asks a job to stop is not a failure of its own.
+    let out = cudnnlog(&["run", "--", "sh", "-c", "kill -TERM $$"], None);
+    assert_eq!(out.status.code(), Some(143));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no failure found"), "{err}");
+}
+
 /// cudnnlog's own errors stay 2: no command, a log it cannot create.
 #[test]
 fn usage_errors_exit_2() {

@@ -25,9 +25,11 @@ pub struct Done {
     pub closed: bool,
 }
 
-/// Scans `jobs` and writes their verdicts and summary with `render` (nothing
-/// when `quiet`). A reader that goes away (`| head`) stops the scan; the
-/// verdicts so far decide the exit status.
+/// Scans `jobs` and writes their verdicts and summary with `render` to
+/// `out` (nothing when there is none: `--quiet`, where each job that could
+/// not be read is said on standard error instead; `quiet` also leaves the
+/// progress bar out). A reader that goes away (`| head`) stops the scan;
+/// the verdicts so far decide the exit status.
 pub fn run(
     scanner: &Scanner,
     jobs: &[Job],
@@ -35,9 +37,10 @@ pub fn run(
     render: &dyn Render,
     ctx: &Ctx<'_>,
     quiet: bool,
-    out: Box<dyn Write + Send>,
+    out: Option<Box<dyn Write + Send>>,
 ) -> anyhow::Result<Done> {
-    let mut out = std::io::BufWriter::new(out);
+    let silent = out.is_none();
+    let mut out = std::io::BufWriter::new(out.unwrap_or_else(|| Box::new(std::io::sink())));
     let bar =
         (!quiet && jobs.len() >= PROGRESS_MIN_JOBS && std::io::stderr().is_terminal()).then(|| {
             let bar = indicatif::ProgressBar::new(jobs.len() as u64);
@@ -61,7 +64,14 @@ pub fn run(
         summary.add(&done.verdict);
         any_finding |= done.verdict.findings > 0;
         any_error |= done.verdict.error.is_some();
-        if quiet {
+        if silent {
+            if let Some(error) = &done.verdict.error {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "cudnnlog: {}",
+                    crate::render::sanitize_line(error)
+                );
+            }
             return true;
         }
         if render.streams() {
@@ -101,7 +111,7 @@ pub fn run(
         jobs: kept.into_iter().flatten().collect(),
         summary,
     };
-    let result = if quiet || closed {
+    let result = if silent || closed {
         Ok(())
     } else {
         render

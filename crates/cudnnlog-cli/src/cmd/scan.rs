@@ -6,7 +6,8 @@
 //! one exit policy ([`exit_code`]) over what the run [`Seen`].
 
 use crate::args::{FailOn, Format, ScanArgs};
-use crate::cmd::{fleet, follow};
+use crate::cmd::fleet;
+use crate::cmd::follow::{self, Followed, Live};
 use crate::config::Config;
 use crate::inputs;
 use crate::output::{self, Landing, Reads, Timing};
@@ -15,7 +16,7 @@ use crate::stream_sink::{Shared, Streaming};
 use crate::term::{self, Color, Stream};
 use cudnnlog::fleet::{JobInput, ScanHooks};
 use cudnnlog::report::FindingsSink;
-use cudnnlog::{Catalog, MmapChoice, Scanner, ScannerBuilder};
+use cudnnlog::{Catalog, MmapChoice, Report, Scanner, ScannerBuilder};
 use std::collections::{BTreeMap, HashMap};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -73,12 +74,24 @@ struct Output {
     landing: Landing,
     /// `--output` was given: partial findings are not streamed to a file.
     to_file: bool,
-    /// `--quiet`: nothing but the exit status.
+    /// The format chosen.
+    format: Format,
+    /// `--quiet`: no progress bar, no notes, and nothing on standard
+    /// output ([`silent`](Output::silent)); errors are still said on
+    /// standard error, and a report file still written.
     quiet: bool,
 }
 
+impl Output {
+    /// Nothing is written: `--quiet` with standard output as the output.
+    /// A report file is written whatever `--quiet` says: `-q -o r.html`
+    /// is how a CI job keeps a report and prints nothing.
+    fn silent(&self) -> bool {
+        self.quiet && !self.to_file
+    }
+}
+
 /// What a run saw, as far as the exit status goes.
-#[derive(Default)]
 struct Seen {
     /// An input could not be read, or not to its end.
     unreadable: bool,
@@ -87,6 +100,9 @@ struct Seen {
     /// A failure (`--fail-on error`): an error finding in one job's
     /// report, a failed job in a fleet.
     failure: bool,
+    /// No input could be read at all (one job's): its errors are the whole
+    /// answer, and no report is written.
+    nothing_read: bool,
 }
 
 /// The exit status: 2 when an input could not be read, 1 when what was
@@ -155,6 +171,7 @@ impl Plan {
             out,
             landing,
             to_file,
+            format,
             quiet: args.quiet,
         };
         let mmap = if args.no_mmap {
@@ -184,9 +201,18 @@ impl Plan {
         let skipped = &self.skipped;
         let seen = match self.mode {
             Mode::Follow { path, limit } => {
-                let ndjson = output.render.streams();
-                follow::follow(&scanner, &path, ndjson, limit, &mut output.out)?;
-                Seen::default()
+                let live = match output.format {
+                    _ if output.silent() => Live::Nothing,
+                    Format::Ndjson => Live::Ndjson,
+                    Format::Table | Format::Compact | Format::Github => Live::Lines,
+                    // One document: written whole at the end.
+                    Format::Json | Format::Markdown | Format::Junit | Format::Html => Live::Nothing,
+                };
+                let notes = !output.quiet;
+                let followed =
+                    follow::follow(&scanner, &path, live, notes, limit, &mut output.out)?;
+                let announced = live != Live::Nothing;
+                closing(&scanner, followed, self.mmap, &mut output, announced)?
             }
             Mode::Fleet(jobs) => {
                 let ctx = Ctx {
@@ -194,8 +220,9 @@ impl Plan {
                     style: &output.style,
                     skipped,
                 };
+                let out = (!output.silent()).then_some(output.out);
                 let (render, quiet) = (output.render, output.quiet);
-                let done = fleet::run(&scanner, &jobs, self.mmap, render, &ctx, quiet, output.out)?;
+                let done = fleet::run(&scanner, &jobs, self.mmap, render, &ctx, quiet, out)?;
                 // A scan stopped by a reader that left leaves jobs
                 // untriaged; any other shortfall is an error.
                 let missing = !done.closed && jobs.len() as u64 > done.summary.jobs;
@@ -203,11 +230,14 @@ impl Plan {
                     unreadable: missing || done.summary.unreadable > 0 || done.any_error,
                     finding: done.any_finding,
                     failure: done.summary.failed > 0,
+                    nothing_read: false,
                 }
             }
             Mode::Job(inputs) => job(&scanner, &inputs, self.mmap, &mut output, skipped)?,
         };
-        output.landing.land()?;
+        if !seen.nothing_read {
+            output.landing.land()?;
+        }
         Ok(seen)
     }
 }
@@ -304,6 +334,43 @@ impl Mode {
     }
 }
 
+/// The report that closes a follow, written as a scan's (the findings
+/// were `announced` as they came: NDJSON adds only its summary): of the
+/// file followed as it is at the end, or of the copy of standard input.
+/// The scan's exit status comes of it: 1 for an error finding (as
+/// `--fail-on` says), 2 when the file cannot be read any more.
+fn closing(
+    scanner: &Scanner,
+    followed: Followed,
+    mmap: MmapChoice,
+    output: &mut Output,
+    announced: bool,
+) -> anyhow::Result<Seen> {
+    let mut sink = FindingsSink::new(scanner.catalog());
+    let scanned = match &followed {
+        Followed::File(path) => scanner.scan_path(path, mmap, &mut sink).map(drop),
+        Followed::Stdin(copy) => {
+            let read = copy.reader()?;
+            scanner.scan_reader("<stdin>", read, &mut sink).map(drop)
+        }
+    };
+    let unreadable = scanned.is_err();
+    if let Err(err) = scanned {
+        let line = render::sanitize_line(&err.to_string());
+        writeln!(std::io::stderr(), "cudnnlog: {line}")?;
+    }
+    let report = sink.into_report();
+    let skipped = BTreeMap::new();
+    write_job(
+        scanner.catalog(),
+        output,
+        &skipped,
+        &report,
+        unreadable,
+        announced,
+    )
+}
+
 /// Scans one job's `inputs` into one report (the files in parallel, each
 /// into a fork of the report's sink, joined in the order given) and writes
 /// it. A format that streams has each finding's first match written as
@@ -327,13 +394,12 @@ fn job(
     // was read before it was scanned, and the error is still reported (one
     // line, exit 2), unless output was closed.
     let closed = shared.as_ref().is_some_and(|s| s.closed());
+    // Said whatever `--quiet` says, as `grep -q` does.
     let mut unreadable = false;
     for (_, err) in scanned.errors.iter().filter(|_| !closed) {
         unreadable = true;
-        if !output.quiet {
-            let line = render::sanitize_line(&err.to_string());
-            writeln!(std::io::stderr(), "cudnnlog: {line}")?;
-        }
+        let line = render::sanitize_line(&err.to_string());
+        writeln!(std::io::stderr(), "cudnnlog: {line}")?;
     }
     if let Some(shared) = shared.as_ref().filter(|s| s.closed()) {
         // The reader left: what was announced decides the status.
@@ -341,9 +407,33 @@ fn job(
             unreadable: false,
             finding: shared.announced(),
             failure: shared.saw_error(),
+            nothing_read: false,
         });
     }
     let report = scanned.sink.into_report();
+    write_job(
+        scanner.catalog(),
+        output,
+        skipped,
+        &report,
+        unreadable,
+        false,
+    )
+}
+
+/// Writes one job's report as its format does (with `announced`, its
+/// findings were written as they came, by `--follow`: a format that streams
+/// adds only the summary), unless nothing is to be written (`--quiet`) or
+/// nothing could be read (`unreadable`, no source: the error said it all);
+/// and what the report comes to, for the exit status.
+fn write_job(
+    catalog: &Catalog,
+    output: &mut Output,
+    skipped: &BTreeMap<String, u64>,
+    report: &Report,
+    unreadable: bool,
+    announced: bool,
+) -> anyhow::Result<Seen> {
     let seen = Seen {
         unreadable,
         finding: !report.findings.is_empty(),
@@ -351,20 +441,27 @@ fn job(
             .findings
             .iter()
             .any(|f| f.severity == cudnnlog::catalog::Severity::Error),
+        // A missing file: "no findings" beside its error would contradict it.
+        nothing_read: unreadable && report.sources.is_empty(),
     };
-    if output.quiet {
+    if output.silent() || seen.nothing_read {
         return Ok(seen);
     }
     let ctx = Ctx {
-        catalog: scanner.catalog(),
+        catalog,
         style: &output.style,
         skipped,
     };
     let mut out = std::io::BufWriter::new(&mut output.out);
-    let written = output
-        .render
-        .report(&mut out, &ctx, &report)
-        .and_then(|()| Ok(out.flush()?));
+    let written = if announced && output.render.streams() {
+        let summary = cudnnlog::ndjson::JobSummary::of(report);
+        cudnnlog::ndjson::Message::Summary(summary)
+            .write_line(&mut out)
+            .map_err(anyhow::Error::from)
+    } else {
+        output.render.report(&mut out, &ctx, report)
+    };
+    let written = written.and_then(|()| Ok(out.flush()?));
     match written {
         // The reader has what it wanted (`| head`): the findings decide.
         Err(e) if crate::is_broken_pipe(&e) => Ok(seen),

@@ -19,6 +19,28 @@ pub(crate) use fill::{Fill, Positioned, Reader};
 use decode::{what_next, Next};
 pub use walk::{not_a_log_by_name, SkipReason, Skipped, Walk, Walked};
 
+/// Whether the regular file at `path` is binary by its content, as a
+/// directory walk judges a file before it skips it
+/// ([`SkipReason::Binary`]): the magic number of a binary format, or odd
+/// control bytes throughout its first and last 8 KiB. NUL bytes alone never
+/// make a file binary, and a file that cannot be read is not. A caller that
+/// scans a binary file named explicitly can say so.
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("cudnnlog-doc-binary-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// std::fs::write(dir.join("core.log"), b"\x7fELF\x02\x01\x01\x00")?; // a core dump
+/// std::fs::write(dir.join("crash.log"), b"INFO step 4\n\0\0\0\0Killed\n")?; // NULs from a crash
+/// assert!(cudnnlog::source::is_binary(&dir.join("core.log")));
+/// assert!(!cudnnlog::source::is_binary(&dir.join("crash.log")));
+/// assert!(!cudnnlog::source::is_binary(&dir.join("missing.log")));
+/// std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn is_binary(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file()) && sniff::binary(path)
+}
+
 /// Whether regular files may be memory-mapped.
 ///
 /// As in ripgrep, the default is [`MmapChoice::never`]: mapping a file is

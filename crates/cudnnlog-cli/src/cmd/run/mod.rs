@@ -69,7 +69,7 @@ fn run(cmd: &[String], keep: Option<&Path>, color: Option<bool>) -> anyhow::Resu
         .context("nothing to run: `cudnnlog run -- CMD ARGS…`")?;
     // Everything that can fail on our side fails before the job starts.
     let scanner = ScannerBuilder::new().build(crate::load_catalog(&[])?);
-    let mut copy = pump::LogCopy::create(keep)?;
+    let mut copy = crate::cmd::log_copy::LogCopy::create(keep)?;
     let signals = signals::Signals::install()?;
     let mut job = match child::spawn(program, args) {
         Ok(job) => job,
@@ -78,6 +78,13 @@ fn run(cmd: &[String], keep: Option<&Path>, color: Option<bool>) -> anyhow::Resu
     let status = pump::pump(&mut job, &signals, &mut copy)?;
     drop(signals);
     let code = child::exit_code(status);
+    let ended = how_it_ended(status, code);
+    // A signal leaves no trace in the job's own output: the copy ends with
+    // the line that says which, for the catalog to read (a crash, the OOM
+    // killer's SIGKILL), now and in a later scan of a kept copy.
+    if signal_of(status).is_some() {
+        copy.append_line(&format!("cudnnlog: {ended}"));
+    }
 
     let mut sink = FindingsSink::new(scanner.catalog());
     let name = match keep {
@@ -88,20 +95,23 @@ fn run(cmd: &[String], keep: Option<&Path>, color: Option<bool>) -> anyhow::Resu
     let report = sink.into_report();
     // The diagnosis goes to standard error: standard output was the job's.
     let mut err = std::io::stderr().lock();
-    writeln!(
-        err,
-        "\ncudnnlog: {}; diagnosis:",
-        how_it_ended(status, code)
-    )?;
+    writeln!(err, "\ncudnnlog: {ended}; diagnosis:")?;
     crate::render::table(&mut err, &report, scanner.catalog(), use_color(color))?;
     Ok(ExitCode::from(code))
 }
 
-/// "the command exited with status 3", "… was killed by SIGKILL (status 137)".
+/// The signal that ended the command, if one did.
+#[cfg(unix)]
+fn signal_of(status: std::process::ExitStatus) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    status.signal()
+}
+
+/// "the command exited with status 3", "… was killed by SIGKILL (status
+/// 137)": the catalog's `*-cudnnlog-run` patterns read the second form.
 #[cfg(unix)]
 fn how_it_ended(status: std::process::ExitStatus, code: u8) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    match status.signal() {
+    match signal_of(status) {
         Some(signal) => {
             let name = signal_hook::low_level::signal_name(signal)
                 .map_or_else(|| format!("signal {signal}"), str::to_owned);

@@ -4,13 +4,12 @@
 
 use super::child::{Dest, Job};
 use super::signals::Signals;
+use crate::cmd::log_copy::LogCopy;
 use anyhow::Context;
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use rustix::io::Errno;
 use signal_hook::consts::{SIGCHLD, SIGWINCH};
-use std::fs::File;
-use std::io::{Read, Seek, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
@@ -23,98 +22,6 @@ const DRAIN_LIMIT: Duration = Duration::from_secs(2);
 /// While the child runs, how often to look at it when no signal came (its
 /// SIGCHLD normally wakes the loop at once).
 const CHECK_EVERY: Duration = Duration::from_secs(1);
-
-/// The copy of the job's output that the diagnosis reads afterwards.
-pub(super) struct LogCopy {
-    file: LogFile,
-    /// Bytes written so far; the diagnosis reads no more than these, which
-    /// also keeps it off whatever a device such as /dev/full would return.
-    written: u64,
-    /// Copying stopped after a write failed (a full disk, say).
-    broken: bool,
-}
-
-enum LogFile {
-    /// No `--log`: a temporary file the system removes once we close it or
-    /// die, however we die (O_TMPFILE where there is one; elsewhere O_EXCL
-    /// under an unpredictable name, unlinked at once).
-    Temp(File),
-    /// `--log FILE`: kept.
-    Kept(File, PathBuf),
-}
-
-impl LogCopy {
-    /// The copy at `keep`, or a temporary file.
-    pub(super) fn create(keep: Option<&Path>) -> anyhow::Result<LogCopy> {
-        let file = match keep {
-            Some(path) => {
-                let file = File::options()
-                    .read(true)
-                    .write(true)
-                    .create(true)
-                    .truncate(true)
-                    .open(path)
-                    .with_context(|| format!("cannot create {}", path.display()))?;
-                LogFile::Kept(file, path.to_path_buf())
-            }
-            None => LogFile::Temp(
-                tempfile::tempfile().context("cannot create a temporary file for the log copy")?,
-            ),
-        };
-        Ok(LogCopy {
-            file,
-            written: 0,
-            broken: false,
-        })
-    }
-
-    fn file(&self) -> &File {
-        match &self.file {
-            LogFile::Temp(file) | LogFile::Kept(file, _) => file,
-        }
-    }
-
-    /// The copy's name in messages.
-    fn name(&self) -> String {
-        match &self.file {
-            LogFile::Temp(_) => "a temporary file".to_owned(),
-            LogFile::Kept(_, path) => crate::render::sanitize_line(&path.display().to_string()),
-        }
-    }
-
-    /// Appends `bytes`. The first failure stops the copying, with one
-    /// warning: the job itself must go on whatever happens to its copy.
-    fn append(&mut self, mut bytes: &[u8]) {
-        while !self.broken && !bytes.is_empty() {
-            match self.file().write(bytes) {
-                Ok(0) => self.fail(&std::io::Error::from(std::io::ErrorKind::WriteZero)),
-                Ok(n) => {
-                    self.written += n as u64;
-                    bytes = &bytes[n..];
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => self.fail(&e),
-            }
-        }
-    }
-
-    fn fail(&mut self, error: &std::io::Error) {
-        self.broken = true;
-        let _ = writeln!(
-            std::io::stderr(),
-            "cudnnlog: cannot write the log copy ({}: {error}): the diagnosis covers the output up to that point",
-            self.name(),
-        );
-    }
-
-    /// The copy from its start, as far as it was written.
-    pub(super) fn reader(&self) -> anyhow::Result<impl Read + Send + '_> {
-        let mut file = self.file();
-        file.rewind()
-            .with_context(|| format!("cannot read back {}", self.name()))?;
-        Ok(file.take(self.written))
-    }
-}
 
 /// Runs the loop until the child has exited and its output is drained;
 /// returns its exit status.

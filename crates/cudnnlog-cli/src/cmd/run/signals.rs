@@ -53,7 +53,7 @@ impl Signals {
         let tx = Arc::new(tx);
         for signal in FORWARDED.into_iter().chain([SIGCHLD, SIGWINCH]) {
             let forwarded = FORWARDED.contains(&signal);
-            if forwarded && ignored(signal) {
+            if forwarded && crate::cmd::interrupt::ignored(signal) {
                 continue;
             }
             let tx = Arc::clone(&tx);
@@ -110,16 +110,5 @@ impl Signals {
 impl Drop for Signals {
     fn drop(&mut self) {
         self.child_gone();
-    }
-}
-
-/// Whether `signal` is ignored now (SIG_IGN), as `nohup` leaves SIGHUP.
-fn ignored(signal: i32) -> bool {
-    // SAFETY: sigaction with a null new action only reads the current one
-    // into `old`, a plain C struct for which all zeroes is a valid value.
-    unsafe {
-        let mut old: libc::sigaction = std::mem::zeroed();
-        libc::sigaction(signal, std::ptr::null(), &mut old) == 0
-            && old.sa_sigaction == libc::SIG_IGN
     }
 }
