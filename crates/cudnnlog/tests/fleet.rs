@@ -98,3 +98,60 @@ fn verdicts_round_trip_through_json() {
     let back: Verdict = serde_json::from_str(&serde_json::to_string(&v).unwrap()).unwrap();
     assert_eq!(back, v);
 }
+
+/// A verdict of `class` whose message makes fingerprint `fp`.
+fn failed(path: &str, fp: &str) -> Verdict {
+    Verdict {
+        outcome: Some(cudnnlog::report::Outcome::Failed),
+        primary: Some("python.exception".into()),
+        title: Some("Python exception".into()),
+        message: Some(format!("KeyError: '{fp}'")),
+        fingerprint: Some(fp.into()),
+        findings: 1,
+        error: None,
+        ..Verdict::unreadable(path, vec![path.into()], String::new())
+    }
+}
+
+/// A fleet of a hundred thousand jobs that each failed their own way keeps
+/// a bounded number of groups (each up to 2 KB of message and five paths),
+/// and a failure many jobs share is among them however late it first
+/// came, its count short by at most one job in a thousand.
+#[test]
+fn a_summary_of_many_distinct_failures_keeps_a_bounded_number_of_groups() {
+    use cudnnlog::fleet::MAX_GROUPS;
+    let jobs = 100_000u64;
+    let mut all = Summary::default();
+    // Summaries made apart (two Spark partitions) and merged.
+    let mut halves = [Summary::default(), Summary::default()];
+    let mut shared = 0;
+    for i in 0..jobs {
+        // The shared failure starts in the last third, among singletons.
+        let v = match i >= 2 * jobs / 3 && i % 100 == 0 {
+            true => {
+                shared += 1;
+                failed(&format!("job-{i:06}.log"), "shared")
+            }
+            false => failed(&format!("job-{i:06}.log"), &format!("{i:016x}")),
+        };
+        all.add(&v);
+        halves[(i % 2) as usize].add(&v);
+    }
+    let [a, b] = halves;
+    let mut merged = a;
+    merged.merge(b);
+    for summary in [all.finish(), merged.finish()] {
+        assert_eq!((summary.jobs, summary.failed), (jobs, jobs));
+        assert_eq!(summary.groups.len(), MAX_GROUPS);
+        assert_eq!(summary.by_fingerprint.len(), MAX_GROUPS);
+        let grouped: u64 = summary.groups.iter().map(|g| g.count).sum();
+        assert_eq!(grouped + summary.ungrouped, jobs, "every job counted once");
+        let top = &summary.groups[0];
+        assert_eq!(top.fingerprint, "shared");
+        assert!(
+            top.count <= shared && top.count + jobs / MAX_GROUPS as u64 >= shared,
+            "{top:?}"
+        );
+        assert_eq!(summary.by_fingerprint["shared"], top.count);
+    }
+}

@@ -90,6 +90,16 @@ pub trait Render: Sync {
         false
     }
 
+    /// For a fleet form that shows only part of a large fleet (a page):
+    /// how much of it, in [`shown_order`]. Only the jobs it shows are
+    /// kept, so what a fleet scan holds is bounded whatever the number of
+    /// jobs; the others are counted in the summary. `None` (the default):
+    /// every job is kept, its verdict or, where
+    /// [`keeps_reports`](Render::keeps_reports), its whole report.
+    fn shows_at_most(&self) -> Option<Shown> {
+        None
+    }
+
     /// Whether the format writes as things are found: a job's findings as
     /// soon as each is first seen, a fleet job's verdict ([`verdict`](
     /// Render::verdict)) as soon as the job is done.
@@ -103,6 +113,33 @@ pub trait Render: Sync {
         let _ = (out, verdict);
         Ok(())
     }
+}
+
+/// How much of a fleet a page shows ([`Render::shows_at_most`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shown {
+    /// The first jobs in [`shown_order`] listed, a verdict each.
+    pub rows: usize,
+    /// The first failed or degraded jobs shown whole, with their reports.
+    pub reports: usize,
+}
+
+/// The order a page lists a fleet's jobs in: failed jobs first, then
+/// degraded, unreadable and clean ones, each in input order (`index`).
+/// Whether a job is shown whole: its first part is under 2.
+///
+/// ```ignore
+/// assert!(shown_order(&failed, 7) < shown_order(&clean, 0));
+/// ```
+pub fn shown_order(v: &Verdict, index: usize) -> (u8, usize) {
+    use cudnnlog::report::Outcome;
+    let rank = match v.outcome {
+        Some(Outcome::Failed) => 0,
+        Some(Outcome::Degraded) => 1,
+        None => 2,
+        Some(Outcome::Clean) => 3,
+    };
+    (rank, index)
 }
 
 /// How to write a human report.

@@ -37,7 +37,7 @@
 mod summary;
 mod verdict;
 
-pub use summary::{Group, Summary, EXAMPLES};
+pub use summary::{Group, Summary, EXAMPLES, MAX_GROUPS};
 pub use verdict::{
     fingerprint_of, primary_finding, Verdict, VerdictCause, VerdictPlace, FINGERPRINT_TOKENS,
 };

@@ -31,7 +31,10 @@ pub(super) enum Planned {
 /// it owns, and what its literal pass found.
 pub(super) struct Block {
     /// Room for the window, its bytes all initialised (read into again and
-    /// again, not cleared first): the window is `buf[..len]`.
+    /// again, not cleared first): the window is `buf[..len]`. It grows as
+    /// the reads fill it, up to its block, the context kept before it and the context
+    /// after it: a small file (a fleet
+    /// of a hundred thousand) never takes the whole block.
     pub buf: Vec<u8>,
     pub len: usize,
     /// Where the owned lines start in `buf` (set before reading) and end.
@@ -56,12 +59,6 @@ pub(super) struct Block {
 }
 
 impl Block {
-    /// The room a window needs: its block, the context kept before it and
-    /// the context after it.
-    pub(super) fn capacity(cfg: &Config) -> usize {
-        Block::keep_back(cfg) + cfg.block + cfg.forward
-    }
-
     /// How far before its owned part a window keeps the one before: an
     /// event may start `back` bytes before the first owned candidate, and
     /// its context is looked up `lookback` bytes before that.
@@ -113,9 +110,10 @@ impl Block {
         }
     }
 
-    pub(super) fn first(capacity: usize) -> Block {
+    /// A window with no room yet: [`read`](Block::read) makes what it needs.
+    pub(super) fn first() -> Block {
         Block {
-            buf: vec![0; capacity],
+            buf: Vec::new(),
             len: 0,
             owned: 0..0,
             eof: false,
@@ -235,17 +233,25 @@ impl Block {
     /// Reads a block after the kept bytes and the context after it, and
     /// ends the owned part at the last line end before that context (a
     /// block with no line end, one giant line, is cut where it is). A read
-    /// error ends the stream, keeping the bytes read before it.
+    /// error ends the stream, keeping the bytes read before it. The room
+    /// grows, doubling from [`FIRST_ROOM`], only as reads fill it.
     pub(super) fn read<F: Fill>(&mut self, reader: &mut F, cfg: &Config) {
         let from = self.owned.start;
         let want = from + cfg.block + cfg.forward;
-        if self.buf.len() < want {
-            self.buf.resize(want, 0);
+        let mut room = self.buf.len().max(self.len + FIRST_ROOM).min(want);
+        loop {
+            if self.buf.len() < room {
+                self.buf.resize(room, 0);
+            }
+            let (n, error) = reader.fill(&mut self.buf[self.len..room]);
+            self.len += n;
+            self.error = error;
+            if self.len < room || room == want || self.error.is_some() {
+                break;
+            }
+            room = (2 * room).min(want);
         }
-        let (n, error) = reader.fill(&mut self.buf[self.len..want]);
-        self.len += n;
         self.eof = self.len < want;
-        self.error = error;
         let to = if self.eof {
             self.len
         } else {
@@ -258,6 +264,9 @@ impl Block {
         self.owned = from..to;
     }
 }
+
+/// The room a window is first given, before reads show they need more.
+const FIRST_ROOM: usize = 64 << 10;
 
 /// How a stream's window is framed, once its literal pass is done: with
 /// its regions when they are known already.

@@ -1,10 +1,15 @@
 //! The page of a fleet scan: how the jobs ended, a bar chart of jobs by
 //! primary class, the largest fingerprint groups, a row per job, and a
 //! section per failed or degraded job with its own verdict and timeline.
+//! A page of a large fleet lists its first [`JOB_ROWS`] jobs and shows its
+//! first [`JOB_SECTIONS`] failed or degraded ones whole (failed first),
+//! and says how many more there are: only those are kept while the fleet
+//! is scanned ([`Render::shows_at_most`](crate::render::Render::shows_at_most)),
+//! so the page costs the same memory for a hundred jobs or a million.
 
 use super::excerpt::Files;
 use super::{esc, foot, head, job, sources_line};
-use crate::render::clip;
+use crate::render::{clip, shown_order};
 use cudnnlog::catalog::Catalog;
 use cudnnlog::fleet::{Summary, Triaged};
 use cudnnlog::report::{CauseBasis, Outcome};
@@ -13,13 +18,15 @@ use std::io::Write;
 
 /// Jobs with a section of their own (verdict, timeline, findings); the
 /// rest are rows of the jobs table only.
-const JOB_SECTIONS: usize = 40;
+pub const JOB_SECTIONS: usize = 40;
 /// Rows of the jobs table.
-const JOB_ROWS: usize = 2000;
+pub const JOB_ROWS: usize = 2000;
 /// Groups and classes shown.
 const GROUPS: usize = 15;
 
-/// Writes the page of a fleet scan: `done` in the order scanned.
+/// Writes the page of a fleet scan: `done`, the jobs it lists, in the
+/// order scanned or in [`shown_order`] (the jobs kept of a large fleet:
+/// their number is the summary's).
 pub fn fleet_page(
     out: &mut impl Write,
     done: &[Triaged],
@@ -40,18 +47,13 @@ pub fn fleet_page(
     bars(&mut s, summary);
     groups(&mut s, summary);
     // Failed jobs first, then degraded, each in scan order.
-    let rank = |t: &Triaged| match t.verdict.outcome {
-        Some(Outcome::Failed) => 0,
-        Some(Outcome::Degraded) => 1,
-        None => 2,
-        Some(Outcome::Clean) => 3,
-    };
     let mut order: Vec<usize> = (0..done.len()).collect();
-    order.sort_by_key(|&i| rank(&done[i]));
+    order.sort_by_key(|&i| shown_order(&done[i].verdict, i));
+    let whole = |i: &usize| shown_order(&done[*i].verdict, *i).0 < 2;
     let detailed: Vec<usize> = order
         .iter()
         .copied()
-        .filter(|&i| rank(&done[i]) < 2)
+        .filter(whole)
         .take(JOB_SECTIONS)
         .collect();
     s.push_str(
@@ -87,11 +89,12 @@ pub fn fleet_page(
         );
     }
     s.push_str("</table>");
-    if done.len() > JOB_ROWS {
+    let listed = done.len().min(JOB_ROWS) as u64;
+    if summary.jobs > listed {
         let _ = write!(
             s,
             "<p>… {} more jobs with <code>--format json</code>.</p>",
-            done.len() - JOB_ROWS
+            summary.jobs - listed
         );
     }
     s.push_str("</section>\n");
@@ -107,11 +110,7 @@ pub fn fleet_page(
         job(&mut s, &t.report, catalog, &files, &format!("j{n}-"));
         s.push_str("</section>\n");
     }
-    let more = order
-        .iter()
-        .filter(|&&i| rank(&done[i]) < 2)
-        .count()
-        .saturating_sub(JOB_SECTIONS);
+    let more = (summary.failed + summary.degraded).saturating_sub(detailed.len() as u64);
     if more > 0 {
         let _ = write!(
             s,

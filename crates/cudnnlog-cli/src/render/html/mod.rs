@@ -18,7 +18,9 @@ mod fleet;
 mod timeline;
 
 use crate::render::markdown::split_code_spans;
-use crate::render::{clip, env_text, plural, seen, shown_fields, Ctx, Render, TABLE_TEMPLATES};
+use crate::render::{
+    clip, env_text, plural, seen, shown_fields, Ctx, Render, Shown, TABLE_TEMPLATES,
+};
 use cudnnlog::catalog::{Catalog, Severity};
 use cudnnlog::fleet::FleetDocument;
 use cudnnlog::report::{Finding, Outcome, Report};
@@ -56,6 +58,15 @@ impl Render for Html {
 
     fn keeps_reports(&self) -> bool {
         true
+    }
+
+    /// The page lists [`fleet::JOB_ROWS`] jobs and shows
+    /// [`fleet::JOB_SECTIONS`] whole: only those are kept.
+    fn shows_at_most(&self) -> Option<Shown> {
+        Some(Shown {
+            rows: fleet::JOB_ROWS,
+            reports: fleet::JOB_SECTIONS,
+        })
     }
 }
 
