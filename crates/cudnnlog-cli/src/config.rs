@@ -177,25 +177,7 @@ pub(crate) fn from_file(path: &Path, named: bool) -> anyhow::Result<Config> {
 /// open handle is a regular file, read no further than
 /// [`MAX_CONFIG_BYTES`] and one more block.
 fn read(path: &Path) -> std::io::Result<String> {
-    use rustix::fs::OFlags;
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-    let mut file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags((OFlags::NONBLOCK | OFlags::NOCTTY).bits() as i32)
-        .open(path)?;
-    let kind = file.metadata()?.file_type();
-    if !kind.is_file() {
-        let what = if kind.is_dir() {
-            "a directory"
-        } else if kind.is_fifo() {
-            "a FIFO"
-        } else if kind.is_char_device() || kind.is_block_device() {
-            "a device"
-        } else {
-            "a socket or other special file"
-        };
-        return Err(std::io::Error::other(format!("is {what}, not a file")));
-    }
+    let mut file = cudnnlog::source::open_regular(path)?;
     // Blocks of 64 KiB: procfs files such as /proc/self/pagemap take reads
     // of whole entries.
     let mut text = Vec::new();

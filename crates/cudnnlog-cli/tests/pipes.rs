@@ -94,3 +94,31 @@ fn output_to_a_fifo_nobody_reads_is_refused_after_a_bounded_wait() {
     let report: cudnnlog::Report = serde_json::from_str(&reader.join().unwrap()).unwrap();
     assert_eq!(report.primary.as_deref(), Some("cuda.oom"));
 }
+
+/// The HTML page of a FIFO source: the page reads a file back for the
+/// lines around each finding, and re-opened a FIFO whose writer had gone,
+/// blocking for ever. A source that is not a regular file now gets the
+/// findings' own messages, as standard input does.
+#[cfg(unix)]
+#[test]
+fn the_html_page_of_a_fifo_source_never_waits_on_it() {
+    let dir = Scratch::new("html-fifo");
+    let fifo = dir.fifo("rank0.log");
+    let child = command(&["scan", "--format", "html", fifo.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let log =
+        std::fs::read(common::root().join("fixtures/real/h200-torch-oom-amp-train.log")).unwrap();
+    std::fs::write(&fifo, log).unwrap();
+    let out = wait_at_most(child, Duration::from_secs(60));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = String::from_utf8(out.stdout).unwrap();
+    assert!(page.contains("cuda.oom"), "{page}");
+}

@@ -287,7 +287,9 @@ fn follow_file(
         let mut read = 0;
         if len > f.offset() && f.room() > 0 {
             if file.is_none() {
-                file = Some(std::fs::File::open(path).with_context(|| name.to_owned())?);
+                // Not a blocking open: the path may have become a FIFO
+                // since it was looked at.
+                file = Some(cudnnlog::source::open_regular(path).with_context(|| name.to_owned())?);
             }
             let Some(handle) = file.as_mut() else {
                 unreachable!("opened above")

@@ -11,6 +11,8 @@ mod decode;
 pub use decode::{decompressed, MAX_ZSTD_WINDOW};
 mod fill;
 pub(crate) mod job;
+mod open;
+pub use open::{open_regular, FIFO_WAIT};
 mod sniff;
 pub(crate) mod walk;
 pub(crate) use fill::{Fill, Positioned, Reader};
@@ -367,39 +369,6 @@ fn pseudo_file(_file: &File) -> bool {
     false
 }
 
-/// How long a FIFO named for scanning may wait for a writer.
-pub const FIFO_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// Opens a FIFO without blocking on a missing writer: waits at most
-/// [`FIFO_WAIT`] for one to connect, then reads it as a stream.
-#[cfg(unix)]
-fn open_fifo(path: &Path) -> std::io::Result<File> {
-    use rustix::event::{poll, PollFd, PollFlags, Timespec};
-    use rustix::fs::{fcntl_getfl, fcntl_setfl, OFlags};
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(OFlags::NONBLOCK.bits() as i32)
-        .open(path)?;
-    let timeout = Timespec {
-        tv_sec: FIFO_WAIT.as_secs() as _,
-        tv_nsec: 0,
-    };
-    let mut fds = [PollFd::new(&file, PollFlags::IN)];
-    // Until a writer connects, a FIFO is neither readable nor hung up.
-    if poll(&mut fds, Some(&timeout))? == 0 {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::TimedOut,
-            format!(
-                "a FIFO no writer opened in {} s (pipe a job's output in with `-`)",
-                FIFO_WAIT.as_secs()
-            ),
-        ));
-    }
-    fcntl_setfl(&file, fcntl_getfl(&file)? - OFlags::NONBLOCK)?;
-    Ok(file)
-}
-
 /// Opens a path for scanning: directories and devices are refused; a
 /// regular, uncompressed file is mapped when `mmap` allows it; a FIFO waits
 /// at most [`FIFO_WAIT`] for its writer.
@@ -408,18 +377,14 @@ pub(crate) fn open(path: &Path, mmap: MmapChoice) -> Result<Opened, Error> {
         path: path.display().to_string(),
         source: e,
     };
+    // The type is the open handle's, not the path's: a path swapped for a
+    // FIFO after a walk looked at it waits no longer than a FIFO named
+    // outright.
+    let (file, meta) = open::open_nonblocking(path).map_err(io)?;
     #[cfg(unix)]
-    let file = {
-        use std::os::unix::fs::FileTypeExt;
-        match std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo()) {
-            true => open_fifo(path),
-            false => std::fs::File::open(path),
-        }
-        .map_err(io)?
-    };
-    #[cfg(not(unix))]
-    let file = std::fs::File::open(path).map_err(io)?;
-    let meta = file.metadata().map_err(io)?;
+    if std::os::unix::fs::FileTypeExt::is_fifo(&meta.file_type()) {
+        open::wait_for_writer(&file).map_err(io)?;
+    }
     if meta.is_dir() {
         return Err(io(std::io::Error::other("is a directory")));
     }

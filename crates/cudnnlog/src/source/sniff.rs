@@ -98,7 +98,9 @@ pub(crate) fn mostly_binary(sample: &[u8]) -> bool {
 /// a first and a last [`SAMPLE`] that are both [`mostly_binary`]. A file
 /// that cannot be read is not: the scan says why it cannot.
 pub(crate) fn binary(path: &Path) -> bool {
-    let Ok(mut file) = std::fs::File::open(path) else {
+    // Never blocks: a file swapped for a FIFO since the walk saw it is not
+    // binary here, and the scan's own open waits for its writer boundedly.
+    let Ok(mut file) = super::open_regular(path) else {
         return false;
     };
     let mut head = [0u8; SAMPLE];

@@ -41,7 +41,8 @@ impl Files {
             .iter()
             .map(|s| {
                 let path = Path::new(&s.path);
-                let file = File::open(path).ok()?;
+                // Never a blocking open: the source may be a FIFO.
+                let file = cudnnlog::source::open_regular(path).ok()?;
                 let meta = file.metadata().ok()?;
                 if !meta.is_file() || meta.len() < s.bytes {
                     return None;
