@@ -5,14 +5,9 @@
 
 mod common;
 
+use common::Scratch;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("cudnnlog-bounds-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
 
 /// A word for `i` with no digit (a digit is masked out of a fingerprint).
 fn word(mut i: usize) -> String {
@@ -28,8 +23,8 @@ fn word(mut i: usize) -> String {
 
 /// A directory of `n` jobs, each a small log that failed its own way (a
 /// fingerprint of its own), as a fleet of unrelated failures is.
-fn fleet(name: &str, n: usize) -> PathBuf {
-    let dir = scratch(name);
+fn fleet(scratch: &Scratch, name: &str, n: usize) -> PathBuf {
+    let dir = scratch.0.join(name);
     std::fs::create_dir_all(&dir).unwrap();
     for i in 0..n {
         let log = format!(
@@ -82,7 +77,11 @@ fn path(p: &Path) -> &str {
 #[test]
 #[cfg(target_os = "linux")]
 fn a_fleets_memory_does_not_grow_with_its_jobs() {
-    let (few, many) = (fleet("few", 2_500), fleet("many", 10_000));
+    let scratch = Scratch::new("bounds");
+    let (few, many) = (
+        fleet(&scratch, "few", 2_500),
+        fleet(&scratch, "many", 10_000),
+    );
     for format in ["html", "ndjson"] {
         let (small, code) = peak_anon_mib(&["scan", "--format", format, path(&few)]);
         assert_eq!(code, 1, "{format}");
@@ -93,5 +92,4 @@ fn a_fleets_memory_does_not_grow_with_its_jobs() {
             "{format}: {small:.1} MiB for 2,500 jobs, {large:.1} MiB for 10,000"
         );
     }
-    let _ = std::fs::remove_dir_all(scratch(""));
 }
