@@ -348,22 +348,35 @@ fn pseudo_file(_file: &File) -> bool {
 /// How long a FIFO named for scanning may wait for a writer.
 pub const FIFO_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// Opens a FIFO without blocking on a missing writer: waits at most
-/// [`FIFO_WAIT`] for one to connect, then reads it as a stream.
+/// Opens `path` to read without ever blocking in the open: `O_NONBLOCK`,
+/// so that a FIFO without a writer (or a file swapped for one since the
+/// path was looked at) returns at once, and `O_NOCTTY`. What was opened is
+/// then told by the handle (`fstat`), never by an earlier look at the path.
 #[cfg(unix)]
-fn open_fifo(path: &Path) -> std::io::Result<File> {
-    use rustix::event::{poll, PollFd, PollFlags, Timespec};
-    use rustix::fs::{fcntl_getfl, fcntl_setfl, OFlags};
+pub(crate) fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+    use rustix::fs::OFlags;
     use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
+    std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(OFlags::NONBLOCK.bits() as i32)
-        .open(path)?;
+        .custom_flags((OFlags::NONBLOCK | OFlags::NOCTTY).bits() as i32)
+        .open(path)
+}
+
+#[cfg(not(unix))]
+pub(crate) fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+    File::open(path)
+}
+
+/// Waits at most `wait` for a FIFO opened by [`open_nonblocking`] to have
+/// a writer.
+#[cfg(unix)]
+fn wait_for_writer(file: &File, wait: std::time::Duration) -> std::io::Result<()> {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
     let timeout = Timespec {
-        tv_sec: FIFO_WAIT.as_secs() as _,
-        tv_nsec: 0,
+        tv_sec: wait.as_secs() as _,
+        tv_nsec: wait.subsec_nanos() as _,
     };
-    let mut fds = [PollFd::new(&file, PollFlags::IN)];
+    let mut fds = [PollFd::new(file, PollFlags::IN)];
     // Until a writer connects, a FIFO is neither readable nor hung up.
     if poll(&mut fds, Some(&timeout))? == 0 {
         return Err(std::io::Error::new(
@@ -374,38 +387,56 @@ fn open_fifo(path: &Path) -> std::io::Result<File> {
             ),
         ));
     }
-    fcntl_setfl(&file, fcntl_getfl(&file)? - OFlags::NONBLOCK)?;
-    Ok(file)
+    Ok(())
 }
 
 /// Opens a path for scanning: directories and devices are refused; a
 /// regular, uncompressed file is mapped when `mmap` allows it; a FIFO waits
-/// at most [`FIFO_WAIT`] for its writer.
+/// at most [`FIFO_WAIT`] for its writer. The open never blocks, and the
+/// type is the open handle's: a file swapped for a FIFO after a walk saw
+/// it is a FIFO here, not a blocked open.
 pub(crate) fn open(path: &Path, mmap: MmapChoice) -> Result<Opened, Error> {
+    open_waiting(path, mmap, FIFO_WAIT)
+}
+
+/// [`open`], a FIFO waiting at most `wait` for its writer.
+fn open_waiting(path: &Path, mmap: MmapChoice, wait: std::time::Duration) -> Result<Opened, Error> {
     let io = |e: std::io::Error| Error::Io {
         path: path.display().to_string(),
         source: e,
     };
-    #[cfg(unix)]
-    let file = {
-        use std::os::unix::fs::FileTypeExt;
-        match std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo()) {
-            true => open_fifo(path),
-            false => std::fs::File::open(path),
-        }
-        .map_err(io)?
+    let device = || {
+        io(std::io::Error::other(
+            "is a device, not a log (pipe it in with `-` if you mean it)",
+        ))
     };
-    #[cfg(not(unix))]
-    let file = std::fs::File::open(path).map_err(io)?;
+    // Not even opened: opening a device may act (a tape rewinds). The
+    // handle is checked again below.
+    if std::fs::metadata(path).is_ok_and(|m| is_device(&m)) {
+        return Err(device());
+    }
+    let file = open_nonblocking(path).map_err(io)?;
     let meta = file.metadata().map_err(io)?;
     if meta.is_dir() {
         return Err(io(std::io::Error::other("is a directory")));
     }
-    if crate::source::is_device(&meta) {
-        return Err(io(std::io::Error::other(
-            "is a device, not a log (pipe it in with `-` if you mean it)",
-        )));
+    if is_device(&meta) {
+        return Err(device());
     }
+    #[cfg(unix)]
+    {
+        use rustix::fs::{fcntl_getfl, fcntl_setfl, OFlags};
+        use std::os::unix::fs::FileTypeExt;
+        if meta.file_type().is_fifo() {
+            wait_for_writer(&file, wait).map_err(io)?;
+        }
+        // Reads block again: a stream waits for its writer's next bytes.
+        fcntl_getfl(&file)
+            .and_then(|flags| fcntl_setfl(&file, flags - OFlags::NONBLOCK))
+            .map_err(|e| io(e.into()))?;
+    }
+    #[cfg(not(unix))]
+    let _ = wait;
     if let Some(map) = mmap.open(&file, &meta) {
         if Compression::of(&map[..map.len().min(4)]) == Compression::None {
             return Ok(Opened::Mapped(map));
@@ -433,4 +464,68 @@ pub(crate) fn open(path: &Path, mmap: MmapChoice) -> Result<Opened, Error> {
     };
     let (_, reader) = decompressed(counting).map_err(io)?;
     Ok(Opened::Stream(reader, read))
+}
+
+/// Makes a FIFO at `path`, for tests.
+#[cfg(all(test, target_os = "linux"))]
+pub(crate) fn mkfifo(path: &Path) {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use crate::source::{open_waiting, MmapChoice};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// A path swapped between a log and a FIFO while it is opened, as a
+    /// directory walk may meet it: the type that counts is the open
+    /// handle's, so no open blocks for a writer that never comes (a stat
+    /// before the open saw a file, and the open then blocked forever).
+    #[test]
+    fn a_file_swapped_for_a_fifo_never_blocks_an_open() {
+        let dir = std::env::temp_dir().join(format!("cudnnlog-swap-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("swapped.log");
+        std::fs::write(&path, "INFO step 1\n").unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let swapper = {
+            let (dir, path, stop) = (dir.clone(), path.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let (file, fifo) = (dir.join("file.tmp"), dir.join("fifo.tmp"));
+                while !stop.load(Ordering::Relaxed) {
+                    std::fs::write(&file, "INFO step 1\n").unwrap();
+                    std::fs::rename(&file, &path).unwrap();
+                    crate::source::mkfifo(&fifo);
+                    std::fs::rename(&fifo, &path).unwrap();
+                }
+            })
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                // Opens for a few seconds, as many as fit: the swap has to
+                // fall between a stat and an open to show the fault.
+                let started = std::time::Instant::now();
+                while started.elapsed() < Duration::from_secs(5) {
+                    let _ = open_waiting(&path, MmapChoice::never(), Duration::ZERO);
+                }
+                let _ = tx.send(());
+            });
+        }
+        let done = rx.recv_timeout(Duration::from_secs(60));
+        stop.store(true, Ordering::Relaxed);
+        swapper.join().unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(done.is_ok(), "an open blocked on a FIFO");
+    }
 }

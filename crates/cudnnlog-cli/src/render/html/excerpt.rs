@@ -6,6 +6,13 @@
 //! it is. Standard input and compressed files are not read again (the first
 //! is gone, the second would mean decompressing up to the place); the page
 //! shows the finding's own message then.
+//!
+//! Only a source the scan read as a regular file is read back (one with a
+//! modification time: a FIFO, a socket, standard input never is; a FIFO
+//! read to its end would block the open forever), and it is opened without
+//! blocking and checked on the open handle to be a regular file still, of
+//! at least the size scanned: a path swapped for a FIFO since the scan is
+//! not read.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -34,14 +41,16 @@ pub struct Files {
 }
 
 impl Files {
-    /// Opens the report's sources that are plain files of the size the scan
-    /// read (a file that has grown is still fine: its start is the same).
+    /// Opens the report's sources that the scan read as plain files, and
+    /// that still are, of at least the size the scan read (a file that has
+    /// grown is still fine: its start is the same).
     pub fn open(sources: &[cudnnlog::source::SourceInfo]) -> Files {
         let files = sources
             .iter()
             .map(|s| {
-                let path = Path::new(&s.path);
-                let file = File::open(path).ok()?;
+                // Only a regular file read by path has a modification time.
+                s.modified?;
+                let file = open_nonblocking(Path::new(&s.path)).ok()?;
                 let meta = file.metadata().ok()?;
                 if !meta.is_file() || meta.len() < s.bytes {
                     return None;
@@ -135,6 +144,16 @@ impl Files {
     }
 }
 
+/// Opens `path` to read without blocking in the open, whatever it has
+/// become (a FIFO without a writer would block it forever).
+fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+}
+
 /// Reads until `buf` is full or the file ends.
 fn read_full_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
     let mut n = 0;
@@ -169,7 +188,7 @@ mod tests {
             path: f.path().display().to_string(),
             bytes: content.len() as u64,
             lines: 0,
-            modified: None,
+            modified: Some(std::time::SystemTime::now()),
             rank: None,
         };
         let files = Files::open(&[info]);
@@ -211,6 +230,32 @@ mod tests {
         assert!(files.around(0, 5, 2, 1, 1).is_empty());
         assert!(files.around(0, 500, 2, 1, 1).is_empty());
         assert!(files.around(7, 0, 1, 1, 1).is_empty());
+    }
+
+    /// A source the scan read as a stream (a FIFO, standard input: no
+    /// modification time) is never opened again, and a path that is no
+    /// longer a regular file is not read back.
+    #[test]
+    fn only_regular_files_are_read_back() {
+        let (f, _) = open(b"one\ntwo\n");
+        let info = |path: &Path, modified| cudnnlog::source::SourceInfo {
+            path: path.display().to_string(),
+            bytes: 8,
+            lines: 2,
+            modified,
+            rank: None,
+        };
+        let files = Files::open(&[info(f.path(), None)]);
+        assert!(files.around(0, 0, 1, 0, 0).is_empty());
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("train.fifo");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        let files = Files::open(&[info(&fifo, Some(std::time::SystemTime::now()))]);
+        assert!(files.line(0, 0).is_none());
     }
 
     #[test]
