@@ -29,11 +29,10 @@ impl Scanner {
         progress: &dyn Fn(),
     ) -> Result<(SourceInfo, Option<std::io::Error>), S::Error> {
         let cfg = self.config;
-        let capacity = Block::capacity(&cfg);
-        let mut now = Block::first(capacity);
+        let mut now = Block::first();
         now.read(&mut file, &cfg);
         now.prepare(self, false, None);
-        let mut next = Block::first(capacity);
+        let mut next = Block::first();
         let (mut base, mut split_at) = (0u64, None);
         let mut st = State::new();
         let finish: window::Finish<S> = Scanner::finish_window_forked;

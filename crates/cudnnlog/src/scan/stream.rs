@@ -150,9 +150,8 @@ impl Scanner {
         stop: &std::sync::atomic::AtomicBool,
     ) {
         let cfg = self.config;
-        let capacity = Block::capacity(&cfg);
         let mut made = 1;
-        let mut now = Block::first(capacity);
+        let mut now = Block::first();
         now.read(&mut reader, &cfg);
         now.prepare(self, false, None);
         let (mut base, mut split_at) = (0u64, None);
@@ -168,7 +167,7 @@ impl Scanner {
                 Ok(block) => block,
                 Err(_) if made <= AHEAD => {
                     made += 1;
-                    Block::first(capacity)
+                    Block::first()
                 }
                 Err(_) => match buffers.recv() {
                     Ok(block) => block,

@@ -15,6 +15,10 @@ use crate::Sink;
 use crate::SourceInfo;
 use std::ops::Range;
 
+/// The room a window's first read is given; it doubles as the bytes come,
+/// up to the block.
+pub(super) const FIRST_ROOM: usize = 64 << 10;
+
 /// How a window's regions are had, once its literal pass is done.
 pub(super) enum Planned {
     /// Not planned (the last window, or a scan that stopped): the framing
@@ -56,12 +60,6 @@ pub(super) struct Block {
 }
 
 impl Block {
-    /// The room a window needs: its block, the context kept before it and
-    /// the context after it.
-    pub(super) fn capacity(cfg: &Config) -> usize {
-        Block::keep_back(cfg) + cfg.block + cfg.forward
-    }
-
     /// How far before its owned part a window keeps the one before: an
     /// event may start `back` bytes before the first owned candidate, and
     /// its context is looked up `lookback` bytes before that.
@@ -113,9 +111,11 @@ impl Block {
         }
     }
 
-    pub(super) fn first(capacity: usize) -> Block {
+    /// A window with no room yet: [`read`](Block::read) makes what the
+    /// bytes read need.
+    pub(super) fn first() -> Block {
         Block {
-            buf: vec![0; capacity],
+            buf: Vec::new(),
             len: 0,
             owned: 0..0,
             eof: false,
@@ -236,14 +236,27 @@ impl Block {
     /// ends the owned part at the last line end before that context (a
     /// block with no line end, one giant line, is cut where it is). A read
     /// error ends the stream, keeping the bytes read before it.
+    ///
+    /// The room grows with what is read, doubling from [`FIRST_ROOM`] up
+    /// to the block: a small file costs about its size, not a block (two
+    /// 8 MiB blocks zeroed for each file made a tree of 50,000 fresh
+    /// files take 30 s and 163 MiB).
     pub(super) fn read<F: Fill>(&mut self, reader: &mut F, cfg: &Config) {
         let from = self.owned.start;
         let want = from + cfg.block + cfg.forward;
-        if self.buf.len() < want {
-            self.buf.resize(want, 0);
+        let mut error = None;
+        while self.len < want {
+            let room = want.min((2 * self.len).max(self.len + FIRST_ROOM));
+            if self.buf.len() < room {
+                self.buf.resize(room, 0);
+            }
+            let (n, e) = reader.fill(&mut self.buf[self.len..room]);
+            self.len += n;
+            if e.is_some() || self.len < room {
+                error = e;
+                break;
+            }
         }
-        let (n, error) = reader.fill(&mut self.buf[self.len..want]);
-        self.len += n;
         self.eof = self.len < want;
         self.error = error;
         let to = if self.eof {

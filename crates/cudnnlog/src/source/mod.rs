@@ -17,7 +17,9 @@ pub(crate) use fill::{Fill, Positioned, Reader};
 
 // Finding the logs under directories.
 use decode::{what_next, Next};
-pub use walk::{not_a_log_by_name, SkipReason, Skipped, Walk, Walked};
+pub use walk::{
+    not_a_log_by_name, Reached, SkipReason, Skipped, Walk, Walked, MAX_IGNORE_FILE, MAX_IGNORE_TEXT,
+};
 
 /// Whether regular files may be memory-mapped.
 ///
@@ -114,6 +116,21 @@ pub(crate) fn is_device(meta: &Metadata) -> bool {
 #[cfg(not(unix))]
 pub(crate) fn is_device(_meta: &Metadata) -> bool {
     false
+}
+
+/// A file or directory: its device and inode.
+pub(crate) type FileId = (u64, u64);
+
+/// The device and inode `meta` describes (none off Unix).
+#[cfg(unix)]
+pub(crate) fn id_of(meta: &Metadata) -> Option<FileId> {
+    use std::os::unix::fs::MetadataExt;
+    Some((meta.dev(), meta.ino()))
+}
+
+#[cfg(not(unix))]
+pub(crate) fn id_of(_meta: &Metadata) -> Option<FileId> {
+    None
 }
 
 /// What was read from one source.
