@@ -295,6 +295,115 @@ def gen_junk_oom(path, size):
     finish(path)
 
 
+# --- directory trees (a directory is scanned; its size is a count) --------
+
+
+def distinct_ooms(n):
+    """`n` out-of-memory messages, each with its own numbers."""
+    for i in range(n):
+        yield (f"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {i % 997 + 1}.{i % 100:02d} MiB. "
+               f"GPU {i % 8} has a total capacity of 79.15 GiB of which {i % 4093}.{i % 89:02d} MiB is free. "
+               f"Process {100000 + i} has 78.{i % 97:02d} GiB memory in use.\n")
+
+
+def interleaved_ranks(n):
+    """`n` ranks' lines, one each in turn: a step, then each rank's timeout."""
+    for i in range(n):
+        yield f"[rank{i}]:[I1201 10:00:00.{i % 1000000:06d}] step 7 loss 0.{i % 1000:03d}\n"
+    for i in range(n):
+        yield (f"[rank{i}]:[E1201 10:10:00.{i % 1000000:06d}] [Rank {i}] Watchdog caught collective operation "
+               f"timeout: WorkNCCL(SeqNum=812, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
+               f"ran for 600012 milliseconds before timing out.\n")
+
+
+def distinct_signatures(n):
+    """`n` errors of unknown kinds, each worded its own way."""
+    rng = random.Random(23)
+    for _ in range(n):
+        yield f"RuntimeError: {' '.join(rng.choice(WORDS) for _ in range(10))}\n"
+
+
+def gen_anchor_line(path, size, binary):
+    """One line of `size` bytes made of the catalog's anchors, over and over."""
+    if os.path.exists(path):
+        return
+    anchors = subprocess.run([binary, "patterns", "list", "--format", "anchors"], capture_output=True,
+                             text=True, check=True).stdout.split("\n")
+    piece = " ".join(a for a in anchors if a).encode()
+    with open(path + ".tmp", "wb") as f:
+        left = size
+        while left > 0:
+            f.write(piece[:left])
+            left -= min(left, len(piece))
+        f.write(b"\n")
+    os.replace(path + ".tmp", path)
+
+
+def gen_fan_out(root, levels, fan):
+    """`levels` levels of `fan` links to the next directory, the last holding
+    an OOM: fan ** levels paths to one log (the linked directories beside
+    `root`, so that only links lead into them)."""
+    if made(root):
+        return
+    shutil.rmtree(root, ignore_errors=True)
+    home = root + ".dirs"
+    shutil.rmtree(home, ignore_errors=True)
+    os.makedirs(root)
+    for i in range(1, levels + 1):
+        os.makedirs(os.path.join(home, f"d{i}"))
+    for level in range(levels):
+        at = root if level == 0 else os.path.join(home, f"d{level}")
+        for k in range(fan):
+            os.symlink(os.path.join(home, f"d{level + 1}"), os.path.join(at, f"l{k:02d}"))
+    with open(os.path.join(home, f"d{levels}", "train.log"), "w") as f:
+        f.write(OOM + "\n")
+    finish(root)
+
+
+def gen_big_ignore(root, size):
+    """A `.gitignore` of `size` bytes of globs beside a log with an OOM."""
+    if made(root):
+        return
+    shutil.rmtree(root, ignore_errors=True)
+    os.makedirs(root)
+    with open(os.path.join(root, "train.log"), "w") as f:
+        f.write(OOM + "\n")
+    with open(os.path.join(root, ".gitignore"), "w") as f:
+        n = i = 0
+        while n < size:
+            line = (f"run-{i}/*.tmp{i % 97}\n", f"**/ckpt_{i}_*.bin\n", f"/out/{i}/[a-z]*.log\n")[i % 3]
+            f.write(line)
+            n += len(line)
+            i += 1
+    finish(root)
+
+
+def gen_tree(root, n, fresh):
+    """n small logs, one per job directory, four levels deep (paths of about
+    110 bytes, as a cluster's job directories have); all written just now
+    when `fresh` (cudnnlog reads a file written in the last 30 s, and maps
+    an older one), else an hour ago."""
+    if not made(root):
+        shutil.rmtree(root, ignore_errors=True)
+        for i in range(n):
+            d = os.path.join(root, f"cluster-{i // 1000:02d}-aaaaaaaaaaaaaaaaaaaa",
+                             f"experiment-{i // 100 % 10:02d}-bbbbbbbbbb", f"run-{i // 10 % 10:02d}-cccccccccccccccc",
+                             f"job-{i:05d}")
+            os.makedirs(d)
+            with open(os.path.join(d, "train.log"), "w") as f:
+                f.write("INFO step 1 loss 0.5\n")
+        finish(root)
+    when = time.time() if fresh else time.time() - 3600
+    for d, _, files in os.walk(root):
+        for name in files:
+            os.utime(os.path.join(d, name), (when, when))
+
+
+def one_source(report):
+    n = len(report.get("sources") or [])
+    return n == 1, f"{n} source{'s' if n != 1 else ''}"
+
+
 def has_class(cls):
     def check(report):
         got = [f.get("class") for f in report.get("findings", [])]
@@ -315,7 +424,7 @@ def unlike_templates(n):
 
 class Case:
     def __init__(self, name, make=None, path=None, piped=False, producer=None, bytes_=None,
-                 size_note=None, check=None, streamed=False, json_out=False, note=""):
+                 size_note=None, check=None, streamed=False, json_out=False, note="", tree=False, fmt=None):
         self.name = name
         self.make = make  # () -> None, generates `path`
         self.path = path
@@ -327,9 +436,11 @@ class Case:
         self.streamed = streamed or piped
         self.json = json_out or check is not None
         self.note = note
+        self.tree = tree  # a directory: its size is size_note, its limit NO_SIZE_LIMIT_S
+        self.fmt = fmt  # scanned with --format fmt (what a user sees), not -q
 
 
-def cases(d, scale):
+def cases(d, scale, binary):
     def sz(n):
         return max(4096, int(n * scale))
 
@@ -418,9 +529,52 @@ def cases(d, scale):
     out.append(Case(f"{nl} distinct noise lines", make=lambda: write_lines(nop, (noise_line(i) for i in range(nl))),
                     path=nop))
 
+    # CPU per byte on inputs that defeat caches and indexes (issue 38 item 8).
+    no = cnt(1_000_000)
+    oomp = p(f"ooms-{no}.log")
+    out.append(Case(f"{no} distinct OOMs", make=lambda: write_lines(oomp, distinct_ooms(no)), path=oomp,
+                    check=has_class("cuda.oom")))
+    nr = cnt(100_000)
+    rkp = p(f"ranks-{nr}.log")
+    out.append(Case(f"{nr} interleaved ranks", make=lambda: write_lines(rkp, interleaved_ranks(nr)), path=rkp,
+                    json_out=True))
+    ns = cnt(200_000)
+    sgp = p(f"signatures-{ns}.log")
+    out.append(Case(f"{ns} distinct signatures", make=lambda: write_lines(sgp, distinct_signatures(ns)),
+                    path=sgp, json_out=True))
+    nx = cnt(200_000)
+    exp = p(f"exceptions-{nx}.log")
+    out.append(Case(f"{nx} distinct exception names", make=lambda: write_lines(exp, (
+        f"{WORDS[i % len(WORDS)]}_{i}.{WORDS[(i * 7) % len(WORDS)]}Error{i}: step failed\n" for i in range(nx))),
+        path=exp, json_out=True))
+    al = sz(12 * MiB)
+    alp = p(f"every-anchor-line-{al}.log")
+    out.append(Case("one line of every anchor", make=lambda: gen_anchor_line(alp, al, binary), path=alp,
+                    json_out=True))
+    nu = cnt(12_000)
+    unp = p(f"one-shape-{nu}.log")
+    out.append(Case(f"{nu} unclassified lines of one shape", make=lambda: write_lines(unp, (
+        f"2026-01-01 00:00:{i % 60:02d} ERROR loader: shard {i} of split {WORDS[i % 40]} missing on host{i % 7}\n"
+        for i in range(nu))), path=unp, json_out=True))
+
     jk = sz(32 * MiB)
     jkp = p(f"junk-oom-{jk}.log")
     out.append(Case("bad UTF-8 + NULs + OOM", make=lambda: gen_junk_oom(jkp, jk), path=jkp, check=has_class("cuda.oom")))
+
+    # The filesystem: a directory scanned, judged by its limit of NO_SIZE_LIMIT_S.
+    fan = p("fan-out-5x12")
+    out.append(Case("links 5 levels x 12", make=lambda: gen_fan_out(fan, 5, 12), path=fan, tree=True,
+                    size_note="248,832 paths to 1 log", check=one_source))
+    gi = sz(4 * MiB)
+    gip = p(f"big-gitignore-{gi}")
+    out.append(Case(".gitignore of globs", make=lambda: gen_big_ignore(gip, gi), path=gip, tree=True,
+                    size_note=f"{human(gi)} .gitignore", check=has_class("cuda.oom")))
+    nt = cnt(50_000)
+    trp = p(f"tree-{nt}")
+    for fresh in (False, True):
+        out.append(Case(f"{nt}-file tree{', fresh' if fresh else ''}", make=lambda fresh=fresh: gen_tree(trp, nt, fresh),
+                        path=trp, tree=True, fmt="table",
+                        size_note=f"{nt} files in {nt} directories{', written just now' if fresh else ''}"))
     return out
 
 
@@ -447,7 +601,7 @@ def main():
     if not os.access(args.binary, os.X_OK):
         sys.exit(f"hostile: no binary at {args.binary} (cargo build --release -p cudnnlog-cli)")
     os.makedirs(args.dir, exist_ok=True)
-    all_cases = cases(args.dir, args.scale)
+    all_cases = cases(args.dir, args.scale, args.binary)
     if args.only:
         all_cases = [c for c in all_cases if args.only.lower() in c.name.lower()]
     if not all_cases:
@@ -460,6 +614,8 @@ def main():
     def scan_cmd(c, target):
         if c.json:
             return [args.binary, "scan", "--format", "json", target]
+        if c.fmt:
+            return [args.binary, "scan", "--format", c.fmt, target]
         return [args.binary, "scan", "-q", target]
 
     # The normal logs, as a file (mapped) and piped (streamed).
@@ -494,12 +650,16 @@ def main():
             c.make()
         if c.path and not c.path.startswith("/proc/") and not c.piped:
             old(c.path)
-        file_size = os.path.getsize(c.path) if c.path and not c.path.startswith("/proc/") else c.bytes
-        size_text = human(file_size) + (f" ({c.size_note})" if c.size_note else "")
+        if c.tree:
+            file_size = None
+            size_text = c.size_note
+        else:
+            file_size = os.path.getsize(c.path) if c.path and not c.path.startswith("/proc/") else c.bytes
+            size_text = human(file_size) + (f" ({c.size_note})" if c.size_note else "")
         out_path = os.path.join(args.dir, "scan.out")
         target = "-" if c.piped else c.path
         # An input of no known size fails past NO_SIZE_LIMIT_S: no need to wait longer.
-        no_size = c.bytes is None and not (c.path and not c.path.startswith("/proc/"))
+        no_size = c.tree or (c.bytes is None and not (c.path and not c.path.startswith("/proc/")))
         timeout = min(args.timeout, 1.5 * NO_SIZE_LIMIT_S) if no_size else args.timeout
         # A quick scan is run --repeat times (the median wall, the peak
         # memory): one run of a fraction of a second is machine noise.
@@ -518,7 +678,10 @@ def main():
         anon_mib = anon / 1024
         if anon_mib > MAX_ANON_MIB:
             reasons.append(f"anon {anon_mib:.0f} MiB > {MAX_ANON_MIB}")
-        content = c.bytes if c.bytes is not None else (file_size if c.path and not c.path.startswith("/proc/") else None)
+        if c.tree:
+            content = None
+        else:
+            content = c.bytes if c.bytes is not None else (file_size if c.path and not c.path.startswith("/proc/") else None)
         if content is None:
             ratio_text = "–"
             if wall > NO_SIZE_LIMIT_S:

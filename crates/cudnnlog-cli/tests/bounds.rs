@@ -82,11 +82,16 @@ fn a_fleets_memory_does_not_grow_with_its_jobs() {
         fleet(&scratch, "few", 2_500),
         fleet(&scratch, "many", 10_000),
     );
+    // The least of two runs: what the threads hold at their peak moves
+    // with how the machine schedules them (a loaded machine's runs of one
+    // input differ by 5 MiB), while growth with the jobs shows in both.
+    let least = |format: &str, dir: &Path| {
+        let runs = [0, 1].map(|_| peak_anon_mib(&["scan", "--format", format, path(dir)]));
+        assert!(runs.iter().all(|r| r.1 == 1), "{format}: {runs:?}");
+        runs[0].0.min(runs[1].0)
+    };
     for format in ["html", "ndjson"] {
-        let (small, code) = peak_anon_mib(&["scan", "--format", format, path(&few)]);
-        assert_eq!(code, 1, "{format}");
-        let (large, code) = peak_anon_mib(&["scan", "--format", format, path(&many)]);
-        assert_eq!(code, 1, "{format}");
+        let (small, large) = (least(format, &few), least(format, &many));
         assert!(
             large - small < 8.0,
             "{format}: {small:.1} MiB for 2,500 jobs, {large:.1} MiB for 10,000"

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{cudnnlog, json};
+use common::{cudnnlog, json, mkfifo};
 use std::path::PathBuf;
 use std::process::Output;
 
@@ -56,16 +56,6 @@ fn refused(out: &Output, needle: &str) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains(needle), "{err}");
-}
-
-/// Makes a FIFO at `path` (replacing what is there).
-fn mkfifo(path: &std::path::Path) {
-    let _ = std::fs::remove_file(path);
-    let status = std::process::Command::new("mkfifo")
-        .arg(path)
-        .status()
-        .unwrap();
-    assert!(status.success());
 }
 
 fn scan_file(name: &str, bytes: &[u8]) -> Output {

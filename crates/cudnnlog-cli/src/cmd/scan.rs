@@ -199,7 +199,7 @@ impl Plan {
         let scanner = std::mem::ManuallyDrop::new(ScannerBuilder::new().build(self.catalog));
         let mut output = self.output;
         let skipped = &self.skipped;
-        let seen = match self.mode {
+        let mut seen = match self.mode {
             Mode::Follow { path, limit } => {
                 let live = match output.format {
                     _ if output.silent() => Live::Nothing,
@@ -235,6 +235,9 @@ impl Plan {
             }
             Mode::Job(inputs) => job(&scanner, &inputs, self.mmap, &mut output, skipped)?,
         };
+        // A directory the walk could not read is an input not read, as a
+        // file would be: named on standard error, and exit 2.
+        seen.unreadable |= skipped.get("unreadable").is_some_and(|&n| n > 0);
         if !seen.nothing_read {
             output.landing.land()?;
         }
@@ -278,17 +281,17 @@ impl Mode {
             let why = render::skips(&skipped).map_or(String::new(), |s| format!("; {s}"));
             anyhow::bail!("no files to scan (the directories hold no log files that match{why})");
         }
-        let paths: Vec<PathBuf> = inputs
-            .iter()
-            .filter_map(|i| match i {
-                JobInput::File(s) => Some(s.path.clone()),
-                JobInput::Stdin => None,
-            })
-            .collect();
-        let jobs = cudnnlog::fleet::group(&paths);
-        let several = jobs.len() + usize::from(paths.len() < inputs.len()) > 1;
+        // Grouped from the inputs themselves: no list of their paths is
+        // made (a walk may have found hundreds of thousands).
+        let files = inputs.iter().filter_map(|i| match i {
+            JobInput::File(s) => Some(s.path.as_path()),
+            JobInput::Stdin => None,
+        });
+        let jobs = cudnnlog::fleet::group_paths(files);
+        let stdin = inputs.iter().any(|i| matches!(i, JobInput::Stdin));
+        let several = jobs.len() + usize::from(stdin) > 1;
         if several && !args.job {
-            if paths.len() < inputs.len() {
+            if stdin {
                 anyhow::bail!(
                     "standard input cannot be one job among files of others; \
                      add --job to take all inputs as one job"

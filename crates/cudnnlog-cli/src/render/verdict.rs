@@ -81,6 +81,7 @@ pub(crate) fn skips(skipped: &BTreeMap<String, u64>) -> Option<String> {
                 "broken_link" if one => "broken link",
                 "broken_link" => "broken links",
                 "unreadable" => "unreadable",
+                "duplicate" => "already reached by another path",
                 other => other,
             };
             format!("{n} {words}")

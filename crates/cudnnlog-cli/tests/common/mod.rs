@@ -54,6 +54,13 @@ pub fn command(args: &[&str]) -> Command {
     cmd
 }
 
+/// Makes a FIFO at `path` (replacing what is there).
+pub fn mkfifo(path: &Path) {
+    let _ = std::fs::remove_file(path);
+    let status = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(status.success());
+}
+
 pub fn json(out: &Output) -> cudnnlog::Report {
     serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))

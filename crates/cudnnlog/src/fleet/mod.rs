@@ -43,7 +43,7 @@ pub use verdict::{
 };
 
 // Jobs: the logs of one run, grouped from a list of files.
-pub use crate::source::job::{group, Job, JobSource};
+pub use crate::source::job::{group, group_paths, Job, JobSource};
 
 use crate::report::{FindingsSink, Report};
 use crate::sink::Fork;

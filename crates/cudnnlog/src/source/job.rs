@@ -210,28 +210,34 @@ pub(crate) fn attempt_of(path: &Path) -> Option<u32> {
 /// assert_eq!((jobs[1].name.as_str(), jobs[1].sources[0].rank), ("out/attempt_*/*/std*.log", Some(3)));
 /// ```
 pub fn group(paths: &[PathBuf]) -> Vec<Job> {
+    group_paths(paths.iter().map(PathBuf::as_path))
+}
+
+/// [`group`] of paths borrowed from anywhere (the inputs of a command
+/// line, say): no list of them is made. Each job holds its own copy of its
+/// files' paths, and nothing else per file.
+///
+/// ```
+/// use cudnnlog::fleet::group_paths;
+/// use std::path::Path;
+/// let inputs = ["run/rank0.log", "run/rank1.log", "eval.log"];
+/// let jobs = group_paths(inputs.iter().map(Path::new));
+/// assert_eq!(jobs.iter().map(|j| j.name.as_str()).collect::<Vec<_>>(), ["run/rank*.log", "eval.log"]);
+/// ```
+pub fn group_paths<'p>(paths: impl IntoIterator<Item = &'p Path>) -> Vec<Job> {
     let mut jobs: Vec<Job> = Vec::new();
-    let mut keys: Vec<PathBuf> = Vec::new();
+    // The key of each job: one copy, dropped once the files are grouped.
     let mut index: HashMap<PathBuf, usize> = HashMap::new();
     for path in paths {
-        let (key, rank) = match torchrun(path) {
-            Some((dir, rank)) => (dir.join("attempt_*/*/std*.log"), Some(rank)),
-            None => {
-                let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-                let (masked, rank) = mask(name.as_deref().unwrap_or(""));
-                let dir = path.parent().unwrap_or(Path::new(""));
-                (dir.join(masked), rank)
-            }
-        };
+        let (key, rank) = key_of(path);
         let source = JobSource {
-            path: path.clone(),
+            path: path.to_path_buf(),
             rank,
         };
         match index.get(&key) {
             Some(&i) => jobs[i].sources.push(source),
             None => {
-                index.insert(key.clone(), jobs.len());
-                keys.push(key);
+                index.insert(key, jobs.len());
                 jobs.push(Job {
                     name: String::new(),
                     sources: vec![source],
@@ -239,10 +245,13 @@ pub fn group(paths: &[PathBuf]) -> Vec<Job> {
             }
         }
     }
-    for (job, key) in jobs.iter_mut().zip(keys) {
+    drop(index);
+    for job in &mut jobs {
+        job.sources.shrink_to_fit();
         job.name = match job.sources.as_slice() {
-            [one] => one.path.display().to_string(),
-            _ => key.display().to_string(),
+            [one] => one.path.to_string_lossy().into_owned(),
+            [first, ..] => key_of(&first.path).0.to_string_lossy().into_owned(),
+            [] => String::new(),
         };
         // One file that is alone keeps no rank of its own: nothing to tell
         // it apart from.
@@ -251,6 +260,21 @@ pub fn group(paths: &[PathBuf]) -> Vec<Job> {
         }
     }
     jobs
+}
+
+/// What the files of one job share (`logs/rank*.log`,
+/// `logs/attempt_*/*/std*.log`), and the rank `path`'s name gives.
+fn key_of(path: &Path) -> (PathBuf, Option<u32>) {
+    let (key, rank) = match torchrun(path) {
+        Some((dir, rank)) => (dir.join("attempt_*/*/std*.log"), Some(rank)),
+        None => {
+            let name = path.file_name().map(|n| n.to_string_lossy());
+            let (masked, rank) = mask(name.as_deref().unwrap_or(""));
+            let dir = path.parent().unwrap_or(Path::new(""));
+            (dir.join(masked), rank)
+        }
+    };
+    (crate::source::walk::compact(key), rank)
 }
 
 #[cfg(test)]

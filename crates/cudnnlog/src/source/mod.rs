@@ -11,7 +11,7 @@ mod decode;
 pub use decode::{decompressed, MAX_ZSTD_WINDOW};
 mod fill;
 pub(crate) mod job;
-mod open;
+pub(crate) mod open;
 pub use open::{open_regular, FIFO_WAIT};
 mod sniff;
 pub(crate) mod walk;
@@ -19,7 +19,9 @@ pub(crate) use fill::{Fill, Positioned, Reader};
 
 // Finding the logs under directories.
 use decode::{what_next, Next};
-pub use walk::{not_a_log_by_name, SkipReason, Skipped, Walk, Walked};
+pub use walk::{
+    not_a_log_by_name, Reached, SkipReason, Skipped, Walk, Walked, MAX_IGNORE_FILE, MAX_IGNORE_TEXT,
+};
 
 /// Whether the regular file at `path` is binary by its content, as a
 /// directory walk judges a file before it skips it
@@ -138,6 +140,21 @@ pub(crate) fn is_device(meta: &Metadata) -> bool {
 #[cfg(not(unix))]
 pub(crate) fn is_device(_meta: &Metadata) -> bool {
     false
+}
+
+/// A file or directory: its device and inode.
+pub(crate) type FileId = (u64, u64);
+
+/// The device and inode `meta` describes (none off Unix).
+#[cfg(unix)]
+pub(crate) fn id_of(meta: &Metadata) -> Option<FileId> {
+    use std::os::unix::fs::MetadataExt;
+    Some((meta.dev(), meta.ino()))
+}
+
+#[cfg(not(unix))]
+pub(crate) fn id_of(_meta: &Metadata) -> Option<FileId> {
+    None
 }
 
 /// What was read from one source.
@@ -420,4 +437,17 @@ pub(crate) fn open(path: &Path, mmap: MmapChoice) -> Result<Opened, Error> {
     };
     let (_, reader) = decompressed(counting).map_err(io)?;
     Ok(Opened::Stream(reader, read))
+}
+
+/// Makes a FIFO at `path`, for tests.
+#[cfg(all(test, target_os = "linux"))]
+pub(crate) fn mkfifo(path: &Path) {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
 }

@@ -9,6 +9,11 @@
 //! of them in a log (blocks allocated and never written), and so does a
 //! preallocated log file; random bytes hold one control byte in ten, text
 //! none. A gzip or zstd file is a compressed log, read as one.
+//!
+//! The file is opened once, without blocking ([`sniff`]): what it is (a
+//! regular file, its device and inode) is read from the open handle, so a
+//! file swapped for a FIFO after its directory was listed is seen as one,
+//! not waited on forever.
 
 use crate::source::Compression;
 use std::io::{Read, Seek, SeekFrom};
@@ -94,17 +99,49 @@ pub(crate) fn mostly_binary(sample: &[u8]) -> bool {
     odd_bytes >= MIN_ODD && odd_bytes * ODD_SHARE >= counted
 }
 
-/// Whether the file at `path` is binary: a magic number at its start, or
-/// a first and a last [`SAMPLE`] that are both [`mostly_binary`]. A file
-/// that cannot be read is not: the scan says why it cannot.
+/// What opening a file a walk found tells.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Sniffed {
+    /// Not a regular file once opened: a FIFO, socket, device or directory
+    /// (a file swapped for one since its directory was listed).
+    Special,
+    /// A regular file: its device and inode, and whether it is binary.
+    File {
+        id: Option<crate::source::FileId>,
+        binary: bool,
+    },
+}
+
+/// Opens the file at `path` once, without blocking (a FIFO where a file
+/// was listed never blocks the walk), and tells from the open handle what
+/// it is: a regular file's identity, and whether it is [`binary`].
+///
+/// # Errors
+///
+/// The open's or the `fstat`'s: the scan will say why it cannot be read.
+pub(crate) fn sniff(path: &Path) -> std::io::Result<Sniffed> {
+    let (mut file, meta) = crate::source::open::open_nonblocking(path)?;
+    if !meta.is_file() {
+        return Ok(Sniffed::Special);
+    }
+    Ok(Sniffed::File {
+        id: crate::source::id_of(&meta),
+        binary: binary_file(&mut file, meta.len()),
+    })
+}
+
+/// Whether the regular file `file`, `len` bytes long, is binary: a magic
+/// number at its start, or a first and a last [`SAMPLE`] that are both
+/// [`mostly_binary`]. A file that cannot be read is not: the scan says why
+/// it cannot.
 pub(crate) fn binary(path: &Path) -> bool {
-    // Never blocks: a file swapped for a FIFO since the walk saw it is not
-    // binary here, and the scan's own open waits for its writer boundedly.
-    let Ok(mut file) = super::open_regular(path) else {
-        return false;
-    };
+    matches!(sniff(path), Ok(Sniffed::File { binary: true, .. }))
+}
+
+/// [`binary`] of the open regular file `file`, `len` bytes long.
+fn binary_file(file: &mut std::fs::File, len: u64) -> bool {
     let mut head = [0u8; SAMPLE];
-    let Ok(n) = fill(&mut file, &mut head) else {
+    let Ok(n) = fill(file, &mut head) else {
         return false;
     };
     let head = &head[..n];
@@ -119,7 +156,6 @@ pub(crate) fn binary(path: &Path) -> bool {
     }
     // Binary bytes first: a log may still follow them (a crash's garbage
     // before a restart's lines). Its end decides.
-    let len = file.metadata().map_or(0, |m| m.len());
     if len <= SAMPLE as u64 {
         return true;
     }
@@ -127,7 +163,7 @@ pub(crate) fn binary(path: &Path) -> bool {
     let mut tail = [0u8; SAMPLE];
     match file
         .seek(SeekFrom::Start(start))
-        .and_then(|_| fill(&mut file, &mut tail))
+        .and_then(|_| fill(file, &mut tail))
     {
         Ok(n) => mostly_binary(&tail[..n]),
         Err(_) => false,
@@ -221,6 +257,27 @@ mod tests {
         }
     }
 
+    /// A walked file replaced by a FIFO before it is sniffed: the sniff's
+    /// open blocked forever waiting for a writer. It never blocks now.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_fifo_is_sniffed_without_blocking() {
+        let dir = std::env::temp_dir().join(format!("cudnnlog-sniff-fifo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("rank0.log");
+        crate::source::mkfifo(&fifo);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let sniffed = fifo.clone();
+        std::thread::spawn(move || tx.send(sniff(&sniffed).ok()));
+        let got = rx.recv_timeout(std::time::Duration::from_secs(20));
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(
+            got,
+            Ok(Some(Sniffed::Special)),
+            "the sniff blocked on a FIFO"
+        );
+    }
+
     #[test]
     fn a_file_is_binary_by_its_magic_or_by_both_ends() {
         let dir = std::env::temp_dir().join(format!("cudnnlog-sniff-{}", std::process::id()));
@@ -242,6 +299,7 @@ mod tests {
             ("log.gz", &gz, false),
             ("empty", b"", false),
         ];
+        let binary = |path: &Path| matches!(sniff(path), Ok(Sniffed::File { binary: true, .. }));
         let mut got = Vec::new();
         for (name, bytes, _) in cases {
             std::fs::write(dir.join(name), bytes).unwrap();

@@ -15,6 +15,14 @@
 //! [`Walked::skipped`] names those whose content or path is the reason,
 //! [`Walked::not_logs`] counts those left out by name.
 //!
+//! Each file and each directory is reached once, by device and inode,
+//! however many paths lead to it (links, a file named twice or named and
+//! inside a directory given): the path without links is kept where there
+//! is one, and the others are counted ([`Walked::duplicates`]). Ignore
+//! files are read within bounds ([`MAX_IGNORE_FILE`], [`MAX_IGNORE_TEXT`]),
+//! and no open in a walk blocks (a FIFO where a file or an ignore file was
+//! listed is not read).
+//!
 //! ```
 //! use cudnnlog::source::Walk;
 //! let dir = std::env::temp_dir().join(format!("cudnnlog-walk-doc-{}", std::process::id()));
@@ -29,10 +37,15 @@
 //! # Ok::<(), cudnnlog::Error>(())
 //! ```
 
-use crate::source::sniff;
 use crate::Error;
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
+
+mod rules;
+mod tree;
+use crate::source::{id_of, FileId};
+pub use rules::{MAX_IGNORE_FILE, MAX_IGNORE_TEXT};
+pub(crate) use tree::compact;
 
 /// How directories are walked. The default is rg's: ignore files read,
 /// hidden entries skipped, no depth limit, no globs.
@@ -210,13 +223,21 @@ pub struct Walked {
     /// How many files were left out because their name says they are not
     /// logs ([`not_a_log_by_name`]): counted, not listed.
     pub not_logs: u64,
+    /// How many files and directories were reached again by another path
+    /// (a link, a path given twice): each is walked once, by its device
+    /// and inode. Counted, not listed.
+    pub duplicates: u64,
+    /// What else the walk has to say, one line each: an ignore file read
+    /// only in part ([`MAX_IGNORE_FILE`], [`MAX_IGNORE_TEXT`]), or not at
+    /// all (not a regular file).
+    pub notes: Vec<String>,
 }
 
 impl Walked {
     /// How many entries were left out, by reason: the
-    /// [`SkipReason::key`] of each of [`skipped`](Walked::skipped), and
-    /// `not_a_log` for [`not_logs`](Walked::not_logs). Reasons with none
-    /// are absent.
+    /// [`SkipReason::key`] of each of [`skipped`](Walked::skipped),
+    /// `not_a_log` for [`not_logs`](Walked::not_logs) and `duplicate` for
+    /// [`duplicates`](Walked::duplicates). Reasons with none are absent.
     ///
     /// ```
     /// use cudnnlog::source::Walk;
@@ -238,12 +259,43 @@ impl Walked {
         if self.not_logs > 0 {
             counts.insert(NOT_A_LOG.to_string(), self.not_logs);
         }
+        if self.duplicates > 0 {
+            counts.insert(DUPLICATE.to_string(), self.duplicates);
+        }
         counts
     }
 }
 
 /// The [`Walked::counts`] key of the files left out by name.
 const NOT_A_LOG: &str = "not_a_log";
+
+/// The [`Walked::counts`] key of the entries reached again.
+const DUPLICATE: &str = "duplicate";
+
+/// The files and directories a walk reached, by device and inode: each is
+/// walked once. One `Reached` kept across walks ([`Walk::files_once`])
+/// makes each file one input however many paths given reach it.
+///
+/// ```
+/// use cudnnlog::source::{Reached, Walk};
+/// let dir = std::env::temp_dir().join(format!("cudnnlog-doc-reached-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// std::fs::write(dir.join("train.log"), "INFO step 1\n")?;
+/// let mut reached = Reached::default();
+/// let walk = Walk::default();
+/// assert_eq!(walk.files_once(&[dir.clone()], &mut reached)?.files, [dir.join("train.log")]);
+/// // Named again, alone: already reached.
+/// let again = walk.files_once(&[dir.join("train.log")], &mut reached)?;
+/// assert!(again.files.is_empty());
+/// assert_eq!(again.duplicates, 1);
+/// std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Reached {
+    files: HashSet<FileId>,
+    dirs: HashSet<FileId>,
+}
 
 /// An entry a walk left out that may surprise: one it could not follow,
 /// or a file whose content is binary.
@@ -349,118 +401,60 @@ impl Walk {
     /// std::fs::remove_dir_all(&dir).unwrap();
     /// ```
     pub fn files(&self, paths: &[PathBuf]) -> Result<Walked, Error> {
+        self.files_once(paths, &mut Reached::default())
+    }
+
+    /// [`files`](Walk::files), leaving out what `reached` holds already
+    /// (counted in [`Walked::duplicates`]) and adding what it finds: each
+    /// file is one input however many of the paths given reach it.
+    ///
+    /// # Errors
+    ///
+    /// As for [`files`](Walk::files).
+    ///
+    /// ```
+    /// use cudnnlog::source::{Reached, Walk};
+    /// let dir = std::env::temp_dir().join(format!("cudnnlog-doc-files-once-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir)?;
+    /// std::fs::write(dir.join("rank0.log"), "INFO step 1\n")?;
+    /// let mut reached = Reached::default();
+    /// let named = Walk::default().files_once(&[dir.join("rank0.log")], &mut reached)?;
+    /// let walked = Walk::default().files_once(&[dir.clone()], &mut reached)?;
+    /// assert_eq!((named.files.len(), walked.files.len(), walked.duplicates), (1, 0, 1));
+    /// std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn files_once(&self, paths: &[PathBuf], reached: &mut Reached) -> Result<Walked, Error> {
         let mut walked = Walked::default();
         for path in paths {
-            if path.is_dir() {
-                let before = walked.skipped.len();
-                let mut files = walk_dir(path, self, &mut walked)?;
-                files.sort();
-                walked.skipped[before..].sort_by(|a, b| a.path.cmp(&b.path));
-                walked.files.extend(files);
-            } else {
-                walked.files.push(path.clone());
+            let meta = std::fs::metadata(path).ok();
+            let id = meta.as_ref().and_then(id_of);
+            match meta {
+                Some(m) if m.is_dir() => {
+                    if id.is_some_and(|id| !reached.dirs.insert(id)) {
+                        walked.duplicates += 1;
+                        continue;
+                    }
+                    let before = walked.skipped.len();
+                    let mut files = tree::walk(self, path, reached, &mut walked)?;
+                    files.sort();
+                    walked.skipped[before..].sort_by(|a, b| a.path.cmp(&b.path));
+                    walked.files.extend(files);
+                }
+                // A path that is not a directory is kept as given (even a
+                // missing one: the scan says why it cannot be read).
+                _ if id.is_some_and(|id| !reached.files.insert(id)) => walked.duplicates += 1,
+                _ => walked.files.push(path.clone()),
             }
         }
         Ok(walked)
     }
 }
 
-/// The log files under `dir`; what it leaves out goes to `walked`'s
-/// `skipped` and `not_logs`.
-fn walk_dir(dir: &Path, walk: &Walk, walked: &mut Walked) -> Result<Vec<PathBuf>, Error> {
-    let mut overrides = ignore::overrides::OverrideBuilder::new(dir);
-    for g in &walk.globs {
-        overrides.add(g).map_err(|e| Error::Glob {
-            glob: g.clone(),
-            message: e.to_string(),
-        })?;
-    }
-    let overrides = overrides.build().map_err(|e| Error::Glob {
-        glob: walk.globs.join(" "),
-        message: e.to_string(),
-    })?;
-    let mut builder = ignore::WalkBuilder::new(dir);
-    builder
-        .hidden(!walk.hidden)
-        .ignore(!walk.no_ignore)
-        .git_ignore(!walk.no_ignore)
-        .git_exclude(!walk.no_ignore)
-        .git_global(false)
-        .parents(!walk.no_ignore)
-        .require_git(false)
-        .follow_links(true)
-        .max_depth(walk.max_depth)
-        .overrides(overrides);
-    if !walk.no_ignore {
-        builder.add_custom_ignore_filename(".cudnnlogignore");
-    }
-    let mut files = Vec::new();
-    for entry in builder.build() {
-        let entry = match entry {
-            Ok(e) => e,
-            Err(err) => {
-                walked.skipped.push(describe(dir, &err));
-                continue;
-            }
-        };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            if entry.path_is_symlink() && std::fs::metadata(entry.path()).is_err() {
-                walked.skipped.push(Skipped {
-                    path: entry.path().to_path_buf(),
-                    why: SkipReason::BrokenLink,
-                });
-            }
-            continue;
-        }
-        if not_a_log_by_name(&entry.file_name().to_string_lossy()) {
-            walked.not_logs += 1;
-            continue;
-        }
-        if sniff::binary(entry.path()) {
-            walked.skipped.push(Skipped {
-                path: entry.into_path(),
-                why: SkipReason::Binary,
-            });
-            continue;
-        }
-        files.push(entry.into_path());
-    }
-    Ok(files)
-}
-
-/// A symlink whose target does not exist.
-fn is_broken_link(path: &Path) -> bool {
-    let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
-    link && std::fs::metadata(path).is_err()
-}
-
-/// What an error of the walk skipped.
-fn describe(dir: &Path, err: &ignore::Error) -> Skipped {
-    match err {
-        ignore::Error::WithPath { path, err } => Skipped {
-            path: path.clone(),
-            why: match **err {
-                ignore::Error::Loop { .. } => SkipReason::Loop,
-                // Links are followed: one to nothing fails as its target.
-                _ if is_broken_link(path) => SkipReason::BrokenLink,
-                _ => SkipReason::Unreadable,
-            },
-        },
-        ignore::Error::WithDepth { err, .. } => describe(dir, err),
-        ignore::Error::Loop { child, .. } => Skipped {
-            path: child.clone(),
-            why: SkipReason::Loop,
-        },
-        _ => Skipped {
-            path: dir.to_path_buf(),
-            why: SkipReason::Unreadable,
-        },
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     #[cfg(unix)]
     #[test]
@@ -479,6 +473,60 @@ mod tests {
             .map(|s| (s.path.clone(), s.why))
             .collect();
         assert_eq!(why, [(dir.join("rank1.log"), SkipReason::BrokenLink)]);
+    }
+
+    /// `levels` directories under `home`, each but the last holding `fan`
+    /// links to the next (the first `fan` links in `top`), the last a log.
+    #[cfg(unix)]
+    fn fan_out(top: &Path, home: &Path, levels: usize, fan: usize) -> PathBuf {
+        let dir = |i: usize| home.join(format!("d{i}"));
+        for i in 1..levels {
+            std::fs::create_dir_all(dir(i)).unwrap();
+        }
+        std::fs::create_dir_all(top).unwrap();
+        for level in 0..levels - 1 {
+            let at = if level == 0 {
+                top.to_path_buf()
+            } else {
+                dir(level)
+            };
+            for k in 0..fan {
+                std::os::unix::fs::symlink(dir(level + 1), at.join(format!("l{k}"))).unwrap();
+            }
+        }
+        let log = dir(levels - 1).join("train.log");
+        std::fs::write(&log, "INFO step 1\n").unwrap();
+        log
+    }
+
+    /// Links that fan out reach one file by many paths: it is one file,
+    /// named by its path without links, every other way to it counted;
+    /// each directory is walked once.
+    #[cfg(unix)]
+    #[test]
+    fn each_file_and_directory_is_reached_once() {
+        let dir = std::env::temp_dir().join(format!("cudnnlog-walk-fan-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        // Inside the root: 4 × 4 × 4 paths to the log, and a link to it.
+        let inside = dir.join("inside");
+        let log = fan_out(&inside.join("top"), &inside, 4, 4);
+        std::os::unix::fs::symlink(&log, inside.join("latest.log")).unwrap();
+        // Outside it: the first path in name order is the one kept.
+        let outside = dir.join("outside");
+        fan_out(&outside, &dir.join("elsewhere"), 4, 4);
+        let got = |root: &Path| Walk::default().files(&[root.to_path_buf()]).unwrap();
+        let (a, b) = (got(&inside), got(&outside));
+        // A path given twice, or a file named beside its directory.
+        let twice = Walk::default()
+            .files(&[inside.clone(), log.clone(), inside.clone()])
+            .unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(a.files, std::slice::from_ref(&log));
+        assert_eq!((a.duplicates, a.skipped.len()), (3 * 4 + 1, 0), "{a:?}");
+        assert_eq!(b.files, [outside.join("l0/l0/l0/train.log")]);
+        assert_eq!(b.duplicates, 3 * 3, "{b:?}");
+        assert_eq!(b.counts().get("duplicate"), Some(&9));
+        assert_eq!((twice.files, twice.duplicates), (vec![log], 3 * 4 + 1 + 2));
     }
 
     /// Logs with NUL bytes in their first 8 KiB (a crash's unwritten
