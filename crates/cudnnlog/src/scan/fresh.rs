@@ -1,11 +1,13 @@
 //! A regular file read by positioned reads (one written seconds ago, or any
 //! file with mapping off), on all cores: each window is framed while the
 //! next one is read and searched, the two sides joined on rayon's threads.
+//! A mapped file of too many candidates is scanned so too, window by
+//! window from its mapping (`scan/parallel.rs`).
 
 use super::window::Block;
 use crate::scan::state::State;
 use crate::scan::window;
-use crate::source::Positioned;
+use crate::source::Fill;
 use crate::Fork;
 use crate::Scanner;
 use crate::SourceInfo;
@@ -13,7 +15,8 @@ use crate::SourceInfo;
 impl Scanner {
     /// Scans a regular file window by window, in two blocks of memory: while
     /// one window is framed into forks of `sink` ([`finish_window_forked`](Scanner::finish_window_forked)),
-    /// the next is read by positioned reads ([`Positioned`]), searched and
+    /// the next is read by positioned reads ([`Positioned`](crate::source::Positioned)),
+    /// or copied from a mapping, searched and
     /// planned, both sides one [`rayon::join`]: each side's work is split
     /// in pieces, and a thread done with its side's takes the other's, so
     /// that neither waits on the other with a core idle (a file cannot
@@ -21,10 +24,10 @@ impl Scanner {
     /// order, so the sink sees what [`scan_stream`](Scanner::scan_stream)
     /// gives it. `progress` is called after each window; the sink is not
     /// told the source ended.
-    pub(super) fn scan_positioned<S: Fork>(
+    pub(super) fn scan_positioned<S: Fork, F: Fill>(
         &self,
         name: &str,
-        mut file: Positioned,
+        mut file: F,
         sink: &mut S,
         progress: &dyn Fn(),
     ) -> Result<(SourceInfo, Option<std::io::Error>), S::Error> {

@@ -80,6 +80,9 @@ struct Config {
     /// Copies of repeated bytes are counted, not framed (off to test that
     /// they report what framing each copy does).
     repeats: bool,
+    /// The most candidate lines a mapped scan holds at once
+    /// ([`parallel::MAPPED_CANDIDATES`]; less to test the scan past it).
+    candidates: usize,
 }
 
 impl Default for ScannerBuilder {
@@ -109,6 +112,7 @@ impl ScannerBuilder {
                 chunk: 64 << 20,
                 engine: LiteralEngine::Auto,
                 repeats: true,
+                candidates: parallel::MAPPED_CANDIDATES,
             },
         }
     }

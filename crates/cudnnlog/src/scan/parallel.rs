@@ -1,5 +1,13 @@
 //! The mapped scan on all cores: chunks cut at line ends, the literal pass
 //! per chunk, regions framed in batches, forks joined in order.
+//!
+//! It holds every candidate line of the file at once (regions are formed
+//! over all of them): a log whose every line is a candidate (5,000,000
+//! `Traceback` headers with nothing under them) held 40 MiB of them, and
+//! as much again while they were joined. Past [`MAPPED_CANDIDATES`] the
+//! literal pass stops, and the mapping is scanned window by window as a
+//! stream is, whose windows hold a block's candidates at most: the same
+//! report, in bounded memory.
 
 use crate::context::LineCounter;
 use crate::scan::end_source;
@@ -8,10 +16,20 @@ use crate::scan::regions;
 use crate::scan::state::State;
 use crate::scan::Found;
 use crate::sink::Window;
+use crate::source::Fill;
 use crate::Fork;
 use crate::Scanner;
 use crate::SourceInfo;
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+/// The most candidate lines a mapped scan holds (12 MiB of them, at most
+/// as much again while the chunks' lists are joined); past them, its
+/// mapping is scanned window by window. An ordinary log has far fewer: a
+/// burst of a million warnings (357 MB) has a million, and stays mapped,
+/// where a stream's windows scan it at half the speed; a log of nothing
+/// but candidates reaches the limit after 54 MiB.
+pub(super) const MAPPED_CANDIDATES: usize = 3 << 19;
 
 /// The least bytes of regions a framing batch is worth a thread for.
 const BATCH_MIN: usize = 1 << 20;
@@ -81,11 +99,14 @@ impl Scanner {
             });
         }
         let chunks: Vec<Range<usize>> = bounds.windows(2).map(|w| w[0]..w[1]).collect();
-        let done = std::sync::atomic::AtomicU64::new(0);
+        let done = AtomicU64::new(0);
         let report = |n: usize| {
-            let total = done.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed) + n as u64;
+            let total = done.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
             progress(total);
         };
+        // Candidates found so far, over all chunks; past the limit every
+        // chunk stops.
+        let (candidates, too_many) = (AtomicUsize::new(0), AtomicBool::new(false));
         // 1. The literal pass per chunk, a piece at a time, each piece's
         // newlines counted right after its search, while its bytes are
         // still in the cache (one pass over memory, not two): a newline
@@ -101,22 +122,33 @@ impl Scanner {
                 // is searched in several pieces too.
                 let piece = SEARCH_PIECE.min(self.config.chunk / 4).max(1);
                 let mut at = range.start;
-                while at < range.end {
+                while at < range.end && !too_many.load(Ordering::Relaxed) {
                     let end = match at + piece {
                         e if e >= range.end => range.end,
                         e => line_end_after(bytes, e).min(range.end),
                     };
                     self.find_candidates_sized(bytes, at..end, range.len(), &mut piece_found);
+                    let n = piece_found.hits.len();
+                    if candidates.fetch_add(n, Ordering::Relaxed) + n > self.config.candidates {
+                        too_many.store(true, Ordering::Relaxed);
+                        break;
+                    }
                     found.extend(&piece_found);
                     for (i, block) in bytes[at..end].chunks(CHECKPOINT).enumerate() {
                         counts.push((at + i * CHECKPOINT, bytecount::count(block, b'\n') as u64));
                     }
                     at = end;
                 }
-                report(range.len());
+                if !too_many.load(Ordering::Relaxed) {
+                    report(range.len());
+                }
                 (found, counts)
             })
             .collect();
+        if too_many.load(Ordering::Relaxed) {
+            drop(searched);
+            return self.slice_windowed(bytes, sink, progress, &done);
+        }
         // The line each chunk and checkpoint starts on.
         let mut first_line = Vec::with_capacity(chunks.len());
         let mut checkpoints: Vec<(usize, u64)> = Vec::new();
@@ -147,7 +179,11 @@ impl Scanner {
                 Ok((fork, found.hits, found.errors))
             })
             .collect();
-        let mut hits: Vec<usize> = Vec::new();
+        let total: usize = found
+            .iter()
+            .map(|f| f.as_ref().map_or(0, |(_, h, _)| h.len()))
+            .sum();
+        let mut hits: Vec<usize> = Vec::with_capacity(total);
         let mut forks: Vec<S> = Vec::with_capacity(chunks.len() * 2 + 1);
         let mut errors: Vec<Vec<usize>> = Vec::with_capacity(chunks.len());
         for f in found {
@@ -212,6 +248,54 @@ impl Scanner {
             modified: None,
             rank: None,
         })
+    }
+}
+
+impl Scanner {
+    /// [`slice_parallel`](Scanner::slice_parallel) of a mapping with too
+    /// many candidates to hold at once: window by window, each copied from
+    /// the mapping into a block as a positioned read fills it, framed on
+    /// all threads while the next is searched
+    /// ([`scan_positioned`](Scanner::scan_positioned)). `done`: the bytes
+    /// reported done so far (the literal pass that gave up counted some),
+    /// which the progress never goes back below.
+    fn slice_windowed<S: Fork>(
+        &self,
+        bytes: &[u8],
+        sink: &mut S,
+        progress: &(dyn Fn(u64) + Sync),
+        done: &AtomicU64,
+    ) -> Result<SourceInfo, S::Error> {
+        let read = AtomicU64::new(0);
+        let from = Copied {
+            bytes,
+            at: 0,
+            read: &read,
+        };
+        let windows = || {
+            let now = read.load(Ordering::Relaxed);
+            progress(done.fetch_max(now, Ordering::Relaxed).max(now));
+        };
+        let (info, _) = self.scan_positioned("<memory>", from, sink, &windows)?;
+        Ok(info)
+    }
+}
+
+/// Bytes in memory (a mapping) read into a stream's blocks.
+struct Copied<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    /// How far the reads went, for progress.
+    read: &'a AtomicU64,
+}
+
+impl Fill for Copied<'_> {
+    fn fill(&mut self, buf: &mut [u8]) -> (usize, Option<std::io::Error>) {
+        let n = buf.len().min(self.bytes.len() - self.at);
+        buf[..n].copy_from_slice(&self.bytes[self.at..self.at + n]);
+        self.at += n;
+        self.read.store(self.at as u64, Ordering::Relaxed);
+        (n, None)
     }
 }
 
@@ -317,5 +401,57 @@ impl Scanner {
                 Ok((fork, st.stopped))
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::report::FindingsSink;
+    use crate::{Catalog, ScannerBuilder};
+
+    /// The real logs of the repository one after another, then a flood of
+    /// tracebacks with no frame and more of the logs.
+    fn log() -> Vec<u8> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/real");
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "log"))
+            .collect();
+        names.sort();
+        let mut log = Vec::new();
+        for (i, name) in names.iter().enumerate() {
+            log.extend(std::fs::read(name).unwrap());
+            if i == names.len() / 2 {
+                log.extend(b"Traceback (most recent call last):\n".repeat(60_000));
+            }
+        }
+        log
+    }
+
+    /// A mapped scan with more candidates than it may hold is scanned
+    /// window by window, and reports what holding them all reports.
+    #[test]
+    fn too_many_candidates_give_the_same_report_window_by_window() {
+        let log = log();
+        let report = |candidates: usize| {
+            let mut builder = ScannerBuilder::new();
+            builder.chunk_size(1 << 20).block_size(1 << 20);
+            builder.config.candidates = candidates;
+            let scanner = builder.build(Catalog::builtin().unwrap());
+            let mut sink = FindingsSink::new(scanner.catalog());
+            let info = scanner
+                .scan_slice_parallel(&log, &mut sink, &|_| {})
+                .unwrap();
+            let report = sink.into_report();
+            assert!(report.findings.len() > 3, "{}", report.findings.len());
+            (info.lines, serde_json::to_string(&report).unwrap())
+        };
+        let (lines, all) = report(usize::MAX);
+        for candidates in [100, 50_000] {
+            let (l, windowed) = report(candidates);
+            assert_eq!(l, lines);
+            assert!(windowed == all, "{candidates} candidates");
+        }
     }
 }

@@ -46,6 +46,8 @@ const LINE_HEAD: usize = 256;
 const MAX_OTHERS: u64 = 64;
 /// From this many candidates on, their reaches are found on all threads.
 const PARALLEL_REACH: usize = 4096;
+/// Candidates whose reaches are found at a time.
+const REACH_BATCH: usize = 64 << 10;
 
 /// Bytes to frame: a range of lines around the candidates `hits[hits]`.
 #[derive(Clone, Debug)]
@@ -101,71 +103,90 @@ impl Scanner {
         let (back, forward) = self.near();
         let span = MAX_REGION_SPAN;
         let mut regions: Vec<Region> = Vec::new();
-        let kept: Vec<usize> = (0..hits.len()).filter(|&i| keep(hits[i])).collect();
         // How far above its candidate each event may begin: lines read
         // back from every candidate (in an interleaved log, past dozens of
-        // other ranks' lines), so on all threads when there are many.
-        let reaches: Vec<usize> = if kept.len() >= PARALLEL_REACH {
-            use rayon::prelude::*;
-            kept.par_iter()
-                .with_min_len(PARALLEL_REACH / 4)
-                .map_init(PrefixCache::default, |cache, &i| {
-                    self.reach_back(hay, hits[i], cache)
-                })
-                .collect()
-        } else {
-            let mut cache = PrefixCache::default();
-            kept.iter()
-                .map(|&i| self.reach_back(hay, hits[i], &mut cache))
-                .collect()
-        };
+        // other ranks' lines), so on all threads when there are many; a
+        // batch at a time, so that what is held does not grow with them.
+        let mut batch: Vec<usize> = Vec::new();
+        let mut reaches: Vec<usize> = Vec::new();
+        let mut next = 0;
         // The last region's end before it is snapped to a line end: its
         // last candidate's context (a burst of a million candidates is one
         // comparison each, not a search for a line end each).
         let mut pending: Option<usize> = None;
-        for (&i, &reach) in kept.iter().zip(&reaches) {
-            let h = hits[i];
-            let target = (h + forward).min(hay.len());
-            // The region starts at the line holding `from`, so before it.
-            let from = reach.saturating_sub(back);
-            let joins = match (regions.last_mut(), pending) {
-                (Some(r), Some(t)) => {
-                    let (joins, end) = joined(hay, from, t);
-                    if let Some(end) = end {
-                        r.bytes.end = end;
-                    }
-                    joins
+        loop {
+            batch.clear();
+            while batch.len() < REACH_BATCH && next < hits.len() {
+                if keep(hits[next]) {
+                    batch.push(next);
                 }
-                _ => false,
-            };
-            pending = Some(target);
-            let Some(r) = regions.last_mut().filter(|_| joins) else {
+                next += 1;
+            }
+            if batch.is_empty() {
+                break;
+            }
+            if batch.len() >= PARALLEL_REACH {
+                use rayon::prelude::*;
+                batch
+                    .par_iter()
+                    .with_min_len(PARALLEL_REACH / 4)
+                    .map_init(PrefixCache::default, |cache, &i| {
+                        self.reach_back(hay, hits[i], cache)
+                    })
+                    .collect_into_vec(&mut reaches);
+            } else {
+                let mut cache = PrefixCache::default();
+                reaches.clear();
+                reaches.extend(
+                    batch
+                        .iter()
+                        .map(|&i| self.reach_back(hay, hits[i], &mut cache)),
+                );
+            }
+            for (&i, &reach) in batch.iter().zip(&reaches) {
+                let h = hits[i];
+                let target = (h + forward).min(hay.len());
+                // The region starts at the line holding `from`, so before it.
+                let from = reach.saturating_sub(back);
+                let joins = match (regions.last_mut(), pending) {
+                    (Some(r), Some(t)) => {
+                        let (joins, end) = joined(hay, from, t);
+                        if let Some(end) = end {
+                            r.bytes.end = end;
+                        }
+                        joins
+                    }
+                    _ => false,
+                };
+                pending = Some(target);
+                let Some(r) = regions.last_mut().filter(|_| joins) else {
+                    regions.push(Region {
+                        bytes: if split_at == Some(h) {
+                            h
+                        } else {
+                            line_start_before(hay, from)
+                        }..h,
+                        hits: i..i + 1,
+                        split_before: split_at == Some(h),
+                        split_after: false,
+                    });
+                    continue;
+                };
+                let spanned = h - hits[r.hits.start];
+                if spanned < span || spanned < 2 * span && !self.starts_fresh(hay, h) {
+                    r.hits.end = i + 1;
+                    continue;
+                }
+                // Too long a run of candidates: split it at this line.
+                r.bytes.end = h;
+                r.split_after = true;
                 regions.push(Region {
-                    bytes: if split_at == Some(h) {
-                        h
-                    } else {
-                        line_start_before(hay, from)
-                    }..h,
+                    bytes: h..h,
                     hits: i..i + 1,
-                    split_before: split_at == Some(h),
+                    split_before: true,
                     split_after: false,
                 });
-                continue;
-            };
-            let spanned = h - hits[r.hits.start];
-            if spanned < span || spanned < 2 * span && !self.starts_fresh(hay, h) {
-                r.hits.end = i + 1;
-                continue;
             }
-            // Too long a run of candidates: split it at this line.
-            r.bytes.end = h;
-            r.split_after = true;
-            regions.push(Region {
-                bytes: h..h,
-                hits: i..i + 1,
-                split_before: true,
-                split_after: false,
-            });
         }
         if let (Some(r), Some(t)) = (regions.last_mut(), pending) {
             r.bytes.end = line_end_after(hay, t);
