@@ -460,10 +460,18 @@ pub fn decide(ev: &RankEvidence, cx: &Context<'_>) -> Option<Culprit> {
         .collect();
     job.sort_unstable();
     job.dedup();
+    // Sorted, so that a job of 100,000 ranks is not a search of each in
+    // the others.
+    let sorted = |ranks: &[u32]| {
+        let mut v = ranks.to_vec();
+        v.sort_unstable();
+        v
+    };
+    let (reporters, failing) = (sorted(cx.reporters), sorted(cx.failing));
     let silent: Vec<u32> = job
         .iter()
         .copied()
-        .filter(|r| !cx.reporters.contains(r) && !cx.failing.contains(r))
+        .filter(|r| reporters.binary_search(r).is_err() && failing.binary_search(r).is_err())
         .collect();
     if !cx.reporters.is_empty() && !silent.is_empty() && silent.len() < job.len() {
         let evidence = last_lines(&silent);
