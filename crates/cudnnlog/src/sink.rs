@@ -129,8 +129,16 @@ impl<'a> Match<'a> {
     /// ```
     pub fn facts(&self) -> Vec<(&'a str, Fact)> {
         let mut out: Vec<(&'a str, Fact)> = Vec::new();
+        let ran;
+        let sets = match self.groups.facts_from {
+            None => &self.groups.sets,
+            Some(base) => {
+                ran = self.groups.with_facts(self.pattern, self.text, base);
+                &ran
+            }
+        };
         let regexes = std::iter::once(&self.pattern.regex).chain(&self.pattern.facts);
-        for (regex, set) in regexes.zip(&self.groups.sets) {
+        for (regex, set) in regexes.zip(sets) {
             let Some(set) = set else { continue };
             for (i, n) in regex.regex().capture_names().enumerate() {
                 let Some(n) = n else { continue };
@@ -159,19 +167,40 @@ impl<'a> Match<'a> {
 /// Where a match's regexes captured, as byte ranges of the event's text:
 /// kept with what a text confirmed, so that the same text again (a burst
 /// of identical warnings) is reported without running a regex.
+///
+/// The fact regexes run only when a sink asks for the facts
+/// ([`Match::facts`]), unless the signature needed them: a sink that
+/// folds a burst into one finding reads the facts of its first match, and
+/// a million out-of-memory errors, each with its own numbers, ran eight
+/// fact regexes on each (a fifth of the scan).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Groups {
     /// The core regex's groups by index, then each fact regex's (`None`
-    /// where that regex found nothing).
+    /// where that regex found nothing); only the core's while
+    /// [`facts_from`](Groups::facts_from) is set.
     pub(crate) sets: Vec<Option<Vec<Option<std::ops::Range<usize>>>>>,
+    /// Where the fact regexes' scope starts in the text, when they have
+    /// not run yet.
+    pub(crate) facts_from: Option<usize>,
 }
 
+/// The spans of one regex's groups.
+type Spans = Vec<Option<std::ops::Range<usize>>>;
+
 impl Groups {
+    /// [`sets`](Groups::sets) with the fact regexes of `pattern` run on
+    /// `text` from `base` on.
+    fn with_facts(&self, pattern: &Pattern, text: &str, base: usize) -> Vec<Option<Spans>> {
+        let scope = text.get(base..).unwrap_or("");
+        let facts = pattern
+            .facts
+            .iter()
+            .map(|r| r.regex().captures(scope).map(|c| Groups::spans(&c, base)));
+        self.sets.iter().take(1).cloned().chain(facts).collect()
+    }
+
     /// The spans of `caps`, found on the text from `base` on.
-    pub(crate) fn spans(
-        caps: &regex::Captures<'_>,
-        base: usize,
-    ) -> Vec<Option<std::ops::Range<usize>>> {
+    pub(crate) fn spans(caps: &regex::Captures<'_>, base: usize) -> Spans {
         caps.iter()
             .map(|g| g.map(|m| base + m.start()..base + m.end()))
             .collect()

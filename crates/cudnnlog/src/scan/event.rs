@@ -177,13 +177,18 @@ impl Scanner {
                 .name(AT_GROUP)
                 .or_else(|| caps.get(0))
                 .map_or(0, |m| m.start());
-        // Fact regexes run on the same text as the core; most patterns
-        // have none (and no signature).
-        let more: Vec<Option<regex::Captures<'_>>> = p
-            .facts
-            .iter()
-            .map(|r| r.regex().captures(&text[base..]))
-            .collect();
+        // Fact regexes run on the same text as the core: here only when
+        // the signature is made of what they capture, else when a sink
+        // asks for the facts (`Match::facts`).
+        let now = !p.signature.is_empty() && !p.facts.is_empty();
+        let more: Vec<Option<regex::Captures<'_>>> = match now {
+            true => p
+                .facts
+                .iter()
+                .map(|r| r.regex().captures(&text[base..]))
+                .collect(),
+            false => Vec::new(),
+        };
         let captured = |n: &str| {
             caps.name(n)
                 .or_else(|| more.iter().flatten().find_map(|c| c.name(n)))
@@ -212,7 +217,10 @@ impl Scanner {
             fatal_if_last,
             at,
             signature,
-            groups: crate::sink::Groups { sets },
+            groups: crate::sink::Groups {
+                sets,
+                facts_from: (!now && !p.facts.is_empty()).then_some(base),
+            },
         }
     }
 }
