@@ -39,6 +39,21 @@ pub(crate) struct Confirmed<'t, 'c> {
     /// The symptom carrying this status: its class and severity.
     pub carrier: Option<(&'c str, Severity)>,
     score: (u32, bool, usize, bool),
+    /// The fact regexes that match are in the score's count.
+    facts_counted: bool,
+}
+
+impl Confirmed<'_, '_> {
+    /// Adds to the score's count of captures the fact regexes that match
+    /// on the scope, once.
+    fn count_facts(&mut self, patterns: &[Pattern], text: &str) {
+        if !self.facts_counted {
+            let scope = &text[self.base..];
+            let facts = &patterns[self.pattern].facts;
+            self.score.2 += facts.iter().filter(|r| r.is_match(scope)).count();
+            self.facts_counted = true;
+        }
+    }
 }
 
 /// The confirmed matches of `candidates` (pattern indices, sorted) on
@@ -51,26 +66,17 @@ pub(crate) fn confirm<'t, 'c>(
     exception_at: Option<usize>,
 ) -> Vec<Confirmed<'t, 'c>> {
     let patterns = catalog.patterns();
-    let mut best: Vec<Confirmed<'t, 'c>> = Vec::new();
-    for &pi in candidates
-        .iter()
-        .filter(|&&i| (i as usize) < patterns.len())
-    {
+    let one = |pi: u32| -> Option<Confirmed<'t, 'c>> {
         let p = &patterns[pi as usize];
         // The regex sees its scope as a whole (`\A` at its start).
         let base = match p.scope {
             Scope::Event => 0,
-            Scope::Exception => match exception_at {
-                Some(at) => at,
-                None => continue,
-            },
+            Scope::Exception => exception_at?,
         };
         let scope = &text[base..];
-        let Some(caps) = p.regex.regex().captures(scope) else {
-            continue;
-        };
+        let caps = p.regex.regex().captures(scope)?;
         if p.reject.iter().any(|r| text.contains(r.as_str())) {
-            continue;
+            return None;
         }
         let (class, fallback, status) = match p.table.as_deref() {
             None => (p.class.as_str(), p.fallback, None),
@@ -79,15 +85,16 @@ pub(crate) fn confirm<'t, 'c>(
                     (class, if generic { p.fallback } else { 0 }, Some(status))
                 }
                 // A success status is no failure.
-                None => continue,
+                None => return None,
             },
         };
-        let facts = p.facts.iter().filter(|r| r.is_match(scope)).count();
         // A pattern of the class itself before a status table's reading.
+        // The facts it captures count once another pattern of its class
+        // confirmed too (a burst of one class runs no fact regex here).
         let score = (
             (p.confidence * 1000.0) as u32,
             p.table.is_none(),
-            caps.iter().filter(|c| c.is_some()).count() + facts,
+            caps.iter().filter(|c| c.is_some()).count(),
             p.severity == Severity::Error,
         );
         let c = Confirmed {
@@ -99,10 +106,53 @@ pub(crate) fn confirm<'t, 'c>(
             status,
             carrier: None,
             score,
+            facts_counted: false,
         };
-        match best.iter_mut().find(|b| b.class == class) {
-            Some(b) if score > b.score => *b = c,
-            Some(_) => {}
+        Some(c)
+    };
+    // A fallback of level 2 or more (a bare Python exception, a line that
+    // says `error`) is dropped by `stand_back` once a specific pattern
+    // confirmed, unless it is of that pattern's class (and may outscore
+    // it): its regex runs only then. What confirmed is merged in the
+    // candidates' order, as if each had run in turn.
+    let deferred = |pi: u32| {
+        let p = &patterns[pi as usize];
+        p.fallback >= 2 && p.table.is_none()
+    };
+    let candidates = candidates
+        .iter()
+        .copied()
+        .filter(|&i| (i as usize) < patterns.len());
+    let mut found: Vec<(usize, Confirmed<'t, 'c>)> = candidates
+        .clone()
+        .enumerate()
+        .filter(|&(_, pi)| !deferred(pi))
+        .filter_map(|(k, pi)| Some((k, one(pi)?)))
+        .collect();
+    let specific = found.iter().any(|(_, c)| c.fallback == 0);
+    let needed = |pi: u32| {
+        let class = patterns[pi as usize].class.as_str();
+        !specific || found.iter().any(|(_, c)| c.class == class)
+    };
+    let more: Vec<(usize, Confirmed<'t, 'c>)> = candidates
+        .enumerate()
+        .filter(|&(_, pi)| deferred(pi) && needed(pi))
+        .filter_map(|(k, pi)| Some((k, one(pi)?)))
+        .collect();
+    if !more.is_empty() {
+        found.extend(more);
+        found.sort_by_key(|&(k, _)| k);
+    }
+    let mut best: Vec<Confirmed<'t, 'c>> = Vec::new();
+    for (_, mut c) in found {
+        match best.iter_mut().find(|b| b.class == c.class) {
+            Some(b) => {
+                c.count_facts(patterns, text);
+                b.count_facts(patterns, text);
+                if c.score > b.score {
+                    *b = c;
+                }
+            }
             None => best.push(c),
         }
     }
