@@ -98,7 +98,11 @@ fn report(scanner: &cudnnlog::Scanner, log: &[u8], how: Read) -> Report {
         }
         Read::Path => scanner.scan_path(&path, MmapChoice::never(), &mut sink),
         // SAFETY: nothing else writes the file.
-        _ => scanner.scan_path_parallel(&path, unsafe { MmapChoice::auto() }, &mut sink, &|_| {}),
+        // Mapped however small (by default, a file under 1 MiB is read).
+        _ => {
+            let mmap = unsafe { MmapChoice::auto() }.min_len(1);
+            scanner.scan_path_parallel(&path, mmap, &mut sink, &|_| {})
+        }
     };
     std::fs::remove_file(&path).unwrap();
     scanned.unwrap();

@@ -405,7 +405,10 @@ pub fn triage(
     mmap: MmapChoice,
     mut done: impl FnMut(usize, Triaged) -> bool,
 ) {
-    let (tx, rx) = std::sync::mpsc::channel();
+    // Bounded: a caller slower than the scans (one that writes each
+    // verdict to a pipe) makes them wait, instead of queueing every job's
+    // whole report (100,000 jobs queued 130 MiB of them for NDJSON).
+    let (tx, rx) = std::sync::mpsc::sync_channel(2 * rayon::current_num_threads());
     let stop = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|scope| {
         let stop = &stop;
