@@ -378,6 +378,23 @@ def gen_big_ignore(root, size):
     finish(root)
 
 
+def gen_failed_jobs(root, n):
+    """n jobs in one directory, each a small log that failed its own way
+    (a fingerprint of its own), as a fleet of unrelated failures is."""
+    if not made(root):
+        shutil.rmtree(root, ignore_errors=True)
+        os.makedirs(root)
+        for i in range(n):
+            a, b = WORDS[i % len(WORDS)], WORDS[(i // len(WORDS)) % len(WORDS)]
+            with open(os.path.join(root, f"job-{i:06d}.log"), "w") as f:
+                f.write(f"INFO step {i} loss 0.5\nTraceback (most recent call last):\n"
+                        f"  File \"train.py\", line 9, in step\nValueError: no shard {a} {b} in the split\n")
+        finish(root)
+    when = time.time() - 3600
+    for name in os.listdir(root):
+        os.utime(os.path.join(root, name), (when, when))
+
+
 def gen_tree(root, n, fresh):
     """n small logs, one per job directory, four levels deep (paths of about
     110 bytes, as a cluster's job directories have); all written just now
@@ -575,6 +592,11 @@ def cases(d, scale, binary):
         out.append(Case(f"{nt}-file tree{', fresh' if fresh else ''}", make=lambda fresh=fresh: gen_tree(trp, nt, fresh),
                         path=trp, tree=True, fmt="table",
                         size_note=f"{nt} files in {nt} directories{', written just now' if fresh else ''}"))
+    nj = cnt(100_000)
+    jbp = p(f"jobs-{nj}")
+    for fmt in ("ndjson", "html"):
+        out.append(Case(f"{nj} failed jobs, {fmt}", make=lambda: gen_failed_jobs(jbp, nj), path=jbp, tree=True,
+                        fmt=fmt, size_note=f"{nj} one-file jobs, each its own fingerprint"))
     return out
 
 
