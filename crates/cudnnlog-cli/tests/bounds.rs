@@ -67,7 +67,7 @@ fn path(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-/// A fleet's HTML page and NDJSON stream hold a bounded amount whatever
+/// A fleet's HTML page, NDJSON stream and table hold a bounded amount whatever
 /// the number of jobs: four times the jobs, each failing its own way, take
 /// about the same memory, past what the page lists (2,000 rows) and the
 /// summary's groups (1,000). The page kept every job's whole report, 223
@@ -90,13 +90,35 @@ fn a_fleets_memory_does_not_grow_with_its_jobs() {
         assert!(runs.iter().all(|r| r.1 == 1), "{format}: {runs:?}");
         runs[0].0.min(runs[1].0)
     };
-    for format in ["html", "ndjson"] {
+    for format in ["html", "ndjson", "table"] {
         let (small, large) = (least(format, &few), least(format, &many));
         assert!(
             large - small < 8.0,
             "{format}: {small:.1} MiB for 2,500 jobs, {large:.1} MiB for 10,000"
         );
     }
+}
+
+/// The table of a fleet lists its first 1,000 jobs and says how many it
+/// left out, and where to get them all: a table kept every job's verdict
+/// until the end (133 MiB for 50,000 jobs).
+#[test]
+fn a_fleets_table_lists_a_thousand_jobs_and_says_how_many_more() {
+    let scratch = Scratch::new("bounds-table");
+    let dir = fleet(&scratch, "jobs", 1_200);
+    let out = common::cudnnlog(&["scan", "--format", "table", path(&dir)], None);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rows = text
+        .lines()
+        .filter(|l| l.starts_with('│') && l.contains("job-"))
+        .count();
+    assert_eq!(rows, 1_000);
+    assert!(
+        text.contains("… 200 more jobs not listed") && text.contains("--format ndjson"),
+        "{text}"
+    );
+    assert!(text.contains("1200 jobs: 1200 failed"), "{text}");
 }
 
 /// A log of `lines` lines that are all `Traceback (most recent call

@@ -36,6 +36,10 @@ const WIDE: usize = 120;
 const TABLE_TEXT: usize = 56;
 /// Groups shown in the fleet table's summary; JSON carries them all.
 const TABLE_GROUPS: usize = 10;
+/// A fleet's table lists at most this many jobs, the failed first: more
+/// rows are no answer on a terminal, and each row kept until the end cost
+/// about 2 KiB (50,000 jobs took 133 MiB).
+pub const TABLE_JOBS: usize = 1000;
 
 /// The table renderer.
 pub struct Table;
@@ -63,6 +67,14 @@ impl Render for Table {
             &fleet.summary,
             ctx.style,
         )?)
+    }
+
+    /// The first [`TABLE_JOBS`] jobs, the failed first: only those are kept.
+    fn shows_at_most(&self) -> Option<super::Shown> {
+        Some(super::Shown {
+            rows: TABLE_JOBS,
+            reports: 0,
+        })
     }
 }
 
@@ -561,7 +573,8 @@ fn first_at(report: &Report, f: &Finding) -> String {
     )
 }
 
-/// One row per job, then the summary: counts, then the largest groups.
+/// One row per job (at most [`TABLE_JOBS`], the failed first), then the
+/// summary: counts, then the largest groups.
 pub fn fleet(
     out: &mut impl Write,
     done: &[Triaged],
@@ -618,6 +631,14 @@ pub fn fleet(
     let mut t = builder.build();
     t.with(TableStyle::sharp());
     writeln!(out, "{t}")?;
+    let unlisted = summary.jobs.saturating_sub(done.len() as u64);
+    if unlisted > 0 {
+        writeln!(
+            out,
+            "… {unlisted} more jobs not listed (the failed come first); \
+             `--format ndjson` gives every job's verdict"
+        )?;
+    }
     writeln!(out)?;
     writeln!(out, "{}", paint.wrap("1", &headline(summary)))?;
     if summary.groups.is_empty() {
