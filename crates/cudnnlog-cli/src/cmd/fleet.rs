@@ -53,7 +53,10 @@ pub fn run(
             bar
         });
     let mut summary = Summary::default();
-    let mut kept = Kept::new(match (quiet || render.streams(), render.shows_at_most()) {
+    // Each verdict written as its job is done (in input order where the
+    // format asks): nothing kept.
+    let live = render.streams() || render.in_order();
+    let mut kept = Kept::new(match (quiet || live, render.shows_at_most()) {
         (true, _) => Keep::Nothing,
         (false, Some(shown)) => Keep::Shown(shown),
         (false, None) if render.keeps_reports() => Keep::Reports,
@@ -63,7 +66,7 @@ pub fn run(
     let mut any_error = false;
     let mut failure: Option<anyhow::Error> = None;
     let mut closed = false;
-    fleet::triage(scanner, jobs, mmap, |i, done| {
+    let mut take = |i: usize, done: Triaged| {
         if let Some(bar) = &bar {
             bar.inc(1);
         }
@@ -80,7 +83,7 @@ pub fn run(
             }
             return true;
         }
-        if render.streams() {
+        if live {
             match render.verdict(&mut out, &done.verdict) {
                 Err(e) if crate::is_broken_pipe(&e) => {
                     // Nobody reads on: stop, the findings so far decide.
@@ -97,7 +100,11 @@ pub fn run(
             kept.add(i, done);
         }
         true
-    });
+    };
+    match render.in_order() && !silent {
+        true => fleet::triage_in_order(scanner, jobs, mmap, &mut take),
+        false => fleet::triage(scanner, jobs, mmap, &mut take),
+    }
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }

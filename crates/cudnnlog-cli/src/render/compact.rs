@@ -5,7 +5,7 @@
 
 use super::verdict::{headline, outcome};
 use super::{sanitize, Ctx, Render};
-use cudnnlog::fleet::{primary_finding, FleetDocument, Summary, Triaged};
+use cudnnlog::fleet::{primary_finding, FleetDocument, Summary, Triaged, Verdict};
 use cudnnlog::report::{Outcome, Report, PRIOR_ONLY};
 use std::io::Write;
 
@@ -30,6 +30,16 @@ impl Render for Compact {
         fleet: &FleetDocument,
     ) -> anyhow::Result<()> {
         Ok(self::fleet(&mut out, &fleet.jobs, &fleet.summary)?)
+    }
+
+    /// A line per job as the jobs are done, in input order: a pipe of
+    /// 100,000 jobs holds none of them.
+    fn in_order(&self) -> bool {
+        true
+    }
+
+    fn verdict(&self, mut out: &mut dyn Write, verdict: &Verdict) -> anyhow::Result<()> {
+        Ok(job_line(&mut out, verdict)?)
     }
 }
 
@@ -95,22 +105,27 @@ pub fn report(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
     Ok(())
 }
 
+/// One job's line: `path[:line]: outcome [class: message]`.
+fn job_line(out: &mut impl Write, v: &Verdict) -> std::io::Result<()> {
+    let one_line = |s: &str| sanitize(s).replace('\n', " ");
+    let what = match (&v.primary, &v.message, &v.error) {
+        (_, _, Some(e)) if v.outcome.is_none() => one_line(e),
+        (Some(p), Some(m), _) => format!("{p}: {}", one_line(m)),
+        _ => String::new(),
+    };
+    let at = v
+        .first
+        .as_ref()
+        .map_or(String::new(), |p| format!(":{}", p.line));
+    writeln!(out, "{}{at}: {} {what}", one_line(&v.path), outcome(v))
+}
+
 /// A line per job (`path: outcome class: message`), then the counts and
 /// a line per group: for pipes.
 pub fn fleet(out: &mut impl Write, done: &[Triaged], summary: &Summary) -> std::io::Result<()> {
     let one_line = |s: &str| sanitize(s).replace('\n', " ");
     for t in done {
-        let v = &t.verdict;
-        let what = match (&v.primary, &v.message, &v.error) {
-            (_, _, Some(e)) if v.outcome.is_none() => one_line(e),
-            (Some(p), Some(m), _) => format!("{p}: {}", one_line(m)),
-            _ => String::new(),
-        };
-        let at = v
-            .first
-            .as_ref()
-            .map_or(String::new(), |p| format!(":{}", p.line));
-        writeln!(out, "{}{at}: {} {what}", one_line(&v.path), outcome(v))?;
+        job_line(out, &t.verdict)?;
     }
     writeln!(out, "{}", headline(summary))?;
     for g in &summary.groups {

@@ -107,8 +107,17 @@ pub trait Render: Sync {
         false
     }
 
+    /// Whether the fleet form writes each job's verdict
+    /// ([`verdict`](Render::verdict)) in input order as the jobs are done,
+    /// then the summary ([`fleet`](Render::fleet), given no jobs): nothing
+    /// of a job is kept once it is written.
+    fn in_order(&self) -> bool {
+        false
+    }
+
     /// Writes one fleet job's verdict as soon as the job is done, for a
-    /// format that [`streams`](Render::streams).
+    /// format that [`streams`](Render::streams) or writes
+    /// [`in_order`](Render::in_order).
     fn verdict(&self, out: &mut dyn Write, verdict: &Verdict) -> anyhow::Result<()> {
         let _ = (out, verdict);
         Ok(())

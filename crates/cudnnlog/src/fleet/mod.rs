@@ -432,3 +432,77 @@ pub fn triage(
         }
     });
 }
+
+/// How many jobs [`triage_in_order`] scans at once at most: the results it
+/// holds until their turn.
+pub const IN_ORDER_BATCH: usize = 1024;
+
+/// [`triage`], `done` called in the jobs' order: for a format that writes
+/// each job in input order as it goes (compact lines), in memory that does
+/// not grow with the number of jobs.
+///
+/// Jobs are scanned on all cores a batch of [`IN_ORDER_BATCH`] at a time,
+/// and each batch's results are handed over in order as they become due:
+/// at most a batch of results is held. A batch starts once the one before
+/// it is done (a job of a huge log holds the next batch back while the
+/// cores help scan it). `done` returns whether to go on.
+///
+/// ```
+/// use cudnnlog::{fleet::triage_in_order, fleet::Job, Catalog, MmapChoice, ScannerBuilder};
+/// let dir = std::env::temp_dir().join(format!("cudnnlog-triage-order-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let jobs: Vec<Job> = (0..5)
+///     .map(|i| {
+///         let path = dir.join(format!("job{i}.log"));
+///         std::fs::write(&path, "INFO step 1\n").unwrap();
+///         Job::single(path)
+///     })
+///     .collect();
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+/// let mut order = Vec::new();
+/// triage_in_order(&scanner, &jobs, MmapChoice::never(), |i, _| { order.push(i); true });
+/// assert_eq!(order, [0, 1, 2, 3, 4]);
+/// std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn triage_in_order(
+    scanner: &Scanner,
+    jobs: &[Job],
+    mmap: MmapChoice,
+    mut done: impl FnMut(usize, Triaged) -> bool,
+) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let (tx, rx) = std::sync::mpsc::sync_channel(2 * rayon::current_num_threads());
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let stop = &stop;
+        scope.spawn(move || {
+            use rayon::prelude::*;
+            for (b, batch) in jobs.chunks(IN_ORDER_BATCH).enumerate() {
+                if stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                let base = b * IN_ORDER_BATCH;
+                batch
+                    .par_iter()
+                    .enumerate()
+                    .for_each_with(tx.clone(), |tx, (i, job)| {
+                        if !stop.load(Ordering::Relaxed) {
+                            let _ = tx.send((base + i, scan_job(scanner, job, mmap)));
+                        }
+                    });
+            }
+        });
+        // Results not yet due, by index: at most a batch of them.
+        let mut pending = std::collections::BTreeMap::new();
+        let mut due = 0;
+        for (i, t) in rx {
+            pending.insert(i, t);
+            while let Some(t) = pending.remove(&due) {
+                if !stop.load(Ordering::Relaxed) && !done(due, t) {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                due += 1;
+            }
+        }
+    });
+}
