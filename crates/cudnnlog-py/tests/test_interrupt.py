@@ -23,8 +23,13 @@ pytestmark = pytest.mark.skipif(
 # Seconds a child may take to start, and to end after SIGINT.
 WAIT = 60
 
+# The child restores Python's own SIGINT handler: a child of a shell's
+# background job (`cmd &`, a detached CI run) inherits SIGINT ignored, and
+# Python then leaves it ignored, so Ctrl-C could never reach the package.
 CHILD = r"""
+import signal
 import sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import cudnnlog
 
 def read_so_far():

@@ -66,6 +66,15 @@ pub fn run(
     let mut any_error = false;
     let mut failure: Option<anyhow::Error> = None;
     let mut closed = false;
+    let in_order = render.in_order() && !silent;
+    if in_order {
+        match render.begin(&mut out) {
+            Err(e) if crate::is_broken_pipe(&e) => closed = true,
+            Err(e) => return Err(e),
+            Ok(()) => {}
+        }
+    }
+    let (mut first, began) = (true, !closed);
     let mut take = |i: usize, done: Triaged| {
         if let Some(bar) = &bar {
             bar.inc(1);
@@ -84,7 +93,11 @@ pub fn run(
             return true;
         }
         if live {
-            match render.verdict(&mut out, &done.verdict) {
+            let written = match in_order {
+                true => render.job(&mut out, std::mem::take(&mut first), &done),
+                false => render.verdict(&mut out, &done.verdict),
+            };
+            match written {
                 Err(e) if crate::is_broken_pipe(&e) => {
                     // Nobody reads on: stop, the findings so far decide.
                     closed = true;
@@ -101,9 +114,10 @@ pub fn run(
         }
         true
     };
-    match render.in_order() && !silent {
-        true => fleet::triage_in_order(scanner, jobs, mmap, &mut take),
-        false => fleet::triage(scanner, jobs, mmap, &mut take),
+    match (in_order, began) {
+        (_, false) => {}
+        (true, true) => fleet::triage_in_order(scanner, jobs, mmap, &mut take),
+        (false, true) => fleet::triage(scanner, jobs, mmap, &mut take),
     }
     if let Some(bar) = bar {
         bar.finish_and_clear();

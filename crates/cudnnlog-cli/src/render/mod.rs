@@ -115,9 +115,28 @@ pub trait Render: Sync {
         false
     }
 
+    /// For a format that writes [`in_order`](Render::in_order): what
+    /// comes before the first job.
+    fn begin(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+        let _ = out;
+        Ok(())
+    }
+
+    /// For a format that writes [`in_order`](Render::in_order): one job,
+    /// when its turn comes (`first`: no job was written before it). Its
+    /// [`verdict`](Render::verdict) by default.
+    fn job(
+        &self,
+        out: &mut dyn Write,
+        first: bool,
+        job: &cudnnlog::fleet::Triaged,
+    ) -> anyhow::Result<()> {
+        let _ = first;
+        self.verdict(out, &job.verdict)
+    }
+
     /// Writes one fleet job's verdict as soon as the job is done, for a
-    /// format that [`streams`](Render::streams) or writes
-    /// [`in_order`](Render::in_order).
+    /// format that [`streams`](Render::streams).
     fn verdict(&self, out: &mut dyn Write, verdict: &Verdict) -> anyhow::Result<()> {
         let _ = (out, verdict);
         Ok(())
