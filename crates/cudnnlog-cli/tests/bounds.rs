@@ -67,14 +67,15 @@ fn path(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-/// A fleet's HTML page, NDJSON stream, table, compact lines and JSON hold a
-/// bounded amount whatever the number of jobs: four times the jobs, each
-/// failing its own way, take about the same memory, past what the page
-/// lists (2,000 rows), the table (1,000) and the summary's groups (1,000).
-/// The page kept every job's whole report, 223 MiB for 100,000 jobs;
-/// NDJSON a slot per job and a group per fingerprint; the table and the
-/// compact lines every verdict, JSON every report; and each job read
-/// while fresh took two 8 MiB blocks, for a log of a few hundred bytes.
+/// A fleet's HTML page, NDJSON stream, table, compact lines, JSON and
+/// Markdown hold a bounded amount whatever the number of jobs: four times
+/// the jobs, each failing its own way, take about the same memory, past
+/// what the page lists (2,000 rows), the table and Markdown (1,000) and
+/// the summary's groups (1,000). The page kept every job's whole report,
+/// 223 MiB for 100,000 jobs; NDJSON a slot per job and a group per
+/// fingerprint; the table, Markdown and the compact lines every verdict,
+/// JSON every report; and each job read while fresh took two 8 MiB
+/// blocks, for a log of a few hundred bytes.
 #[test]
 #[cfg(target_os = "linux")]
 fn a_fleets_memory_does_not_grow_with_its_jobs() {
@@ -91,7 +92,7 @@ fn a_fleets_memory_does_not_grow_with_its_jobs() {
         assert!(runs.iter().all(|r| r.1 == 1), "{format}: {runs:?}");
         runs[0].0.min(runs[1].0)
     };
-    for format in ["html", "ndjson", "table", "compact", "json"] {
+    for format in ["html", "ndjson", "table", "compact", "json", "markdown"] {
         let (small, large) = (least(format, &few), least(format, &many));
         assert!(
             large - small < 8.0,

@@ -48,6 +48,16 @@ impl Render for Markdown {
     ) -> anyhow::Result<()> {
         Ok(self::fleet(&mut out, &fleet.jobs, &fleet.summary)?)
     }
+
+    /// The first [`super::table::TABLE_JOBS`] jobs, the failed first: a
+    /// ticket of 100,000 rows is no answer, and only the rows listed are
+    /// kept.
+    fn shows_at_most(&self) -> Option<super::Shown> {
+        Some(super::Shown {
+            rows: super::table::TABLE_JOBS,
+            reports: 0,
+        })
+    }
 }
 
 /// Text made safe for a Markdown paragraph, list item or table cell: it
@@ -463,6 +473,15 @@ pub fn fleet(out: &mut impl Write, done: &[Triaged], summary: &Summary) -> std::
             md(&first(v)),
             md(&cause(v)),
             md(&v.path)
+        )?;
+    }
+    let unlisted = summary.jobs.saturating_sub(done.len() as u64);
+    if unlisted > 0 {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "… {unlisted} more jobs not listed (the failed come first); \
+             `--format ndjson` gives every job's verdict."
         )?;
     }
     Ok(())
