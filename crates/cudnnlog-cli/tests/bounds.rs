@@ -92,7 +92,9 @@ fn a_fleets_memory_does_not_grow_with_its_jobs() {
         assert!(runs.iter().all(|r| r.1 == 1), "{format}: {runs:?}");
         runs[0].0.min(runs[1].0)
     };
-    for format in ["html", "ndjson", "table", "compact", "json", "markdown"] {
+    for format in [
+        "html", "ndjson", "table", "compact", "json", "markdown", "github",
+    ] {
         let (small, large) = (least(format, &few), least(format, &many));
         assert!(
             large - small < 8.0,

@@ -94,7 +94,7 @@ pub fn run(
         }
         if live {
             let written = match in_order {
-                true => render.job(&mut out, std::mem::take(&mut first), &done),
+                true => render.job(&mut out, ctx, std::mem::take(&mut first), &done),
                 false => render.verdict(&mut out, &done.verdict),
             };
             match written {

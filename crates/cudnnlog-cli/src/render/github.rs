@@ -25,20 +25,34 @@ impl Render for Github {
         Ok(github(&mut out, report, ctx.catalog)?)
     }
 
+    /// Every job's annotations in turn (those of jobs given here; the
+    /// others were written as their turn came, [`job`](Render::job)).
     fn fleet(
         &self,
-        mut out: &mut dyn Write,
+        out: &mut dyn Write,
         ctx: &Ctx<'_>,
         fleet: &FleetDocument,
     ) -> anyhow::Result<()> {
         for t in &fleet.jobs {
-            github(&mut out, &t.report, ctx.catalog)?;
+            self.job(out, ctx, false, t)?;
         }
         Ok(())
     }
 
-    fn keeps_reports(&self) -> bool {
+    /// A job's annotations in input order as the jobs are done: no report
+    /// is kept once written (each was, until the end).
+    fn in_order(&self) -> bool {
         true
+    }
+
+    fn job(
+        &self,
+        mut out: &mut dyn Write,
+        ctx: &Ctx<'_>,
+        _: bool,
+        job: &cudnnlog::fleet::Triaged,
+    ) -> anyhow::Result<()> {
+        Ok(github(&mut out, &job.report, ctx.catalog)?)
     }
 }
 

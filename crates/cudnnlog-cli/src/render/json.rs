@@ -23,11 +23,11 @@ impl Render for Json {
     fn fleet(
         &self,
         mut out: &mut dyn Write,
-        _: &Ctx<'_>,
+        ctx: &Ctx<'_>,
         fleet: &FleetDocument,
     ) -> anyhow::Result<()> {
         for job in &fleet.jobs {
-            self.job(out, false, job)?;
+            self.job(out, ctx, false, job)?;
         }
         out.write_all(b"\n  ],\n  \"summary\": ")?;
         write_indented(&mut out, &fleet.summary, "  ")?;
@@ -49,14 +49,16 @@ impl Render for Json {
         Ok(())
     }
 
-    fn job(&self, mut out: &mut dyn Write, first: bool, job: &Triaged) -> anyhow::Result<()> {
+    fn job(
+        &self,
+        mut out: &mut dyn Write,
+        _: &Ctx<'_>,
+        first: bool,
+        job: &Triaged,
+    ) -> anyhow::Result<()> {
         out.write_all(if first { b"\n    " } else { b",\n    " })?;
         write_indented(&mut out, job, "    ")?;
         Ok(())
-    }
-
-    fn keeps_reports(&self) -> bool {
-        true
     }
 }
 
@@ -130,7 +132,7 @@ mod tests {
         let mut streamed = Vec::new();
         Json.begin(&mut streamed).unwrap();
         for (i, job) in doc.jobs.iter().enumerate() {
-            Json.job(&mut streamed, i == 0, job).unwrap();
+            Json.job(&mut streamed, &ctx, i == 0, job).unwrap();
         }
         let tail = FleetDocument {
             jobs: Vec::new(),

@@ -128,10 +128,11 @@ pub trait Render: Sync {
     fn job(
         &self,
         out: &mut dyn Write,
+        ctx: &Ctx<'_>,
         first: bool,
         job: &cudnnlog::fleet::Triaged,
     ) -> anyhow::Result<()> {
-        let _ = first;
+        let _ = (ctx, first);
         self.verdict(out, &job.verdict)
     }
 
