@@ -403,31 +403,51 @@ pub fn triage(
     scanner: &Scanner,
     jobs: &[Job],
     mmap: MmapChoice,
+    done: impl FnMut(usize, Triaged) -> bool,
+) {
+    triage_batches(scanner, jobs, mmap, jobs.len().max(1), done);
+}
+
+/// Scans `jobs` on all cores `batch` at a time (the next batch once the
+/// one before it is done) and calls `done` on the calling thread with each
+/// result as it comes; once `done` returns `false`, the jobs not yet
+/// started are not scanned and no more results are given.
+fn triage_batches(
+    scanner: &Scanner,
+    jobs: &[Job],
+    mmap: MmapChoice,
+    batch: usize,
     mut done: impl FnMut(usize, Triaged) -> bool,
 ) {
+    use std::sync::atomic::{AtomicBool, Ordering};
     // Bounded: a caller slower than the scans (one that writes each
     // verdict to a pipe) makes them wait, instead of queueing every job's
     // whole report (100,000 jobs queued 130 MiB of them for NDJSON).
     let (tx, rx) = std::sync::mpsc::sync_channel(2 * rayon::current_num_threads());
-    let stop = std::sync::atomic::AtomicBool::new(false);
+    let stop = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let stop = &stop;
         scope.spawn(move || {
             use rayon::prelude::*;
-            jobs.par_iter()
-                .enumerate()
-                .for_each_with(tx, |tx, (i, job)| {
-                    if stop.load(std::sync::atomic::Ordering::Relaxed) {
-                        return;
-                    }
-                    // The receiver outlives the senders; nothing to do if it
-                    // has gone.
-                    let _ = tx.send((i, scan_job(scanner, job, mmap)));
-                });
+            for (b, jobs) in jobs.chunks(batch).enumerate() {
+                if stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                let base = b * batch;
+                jobs.par_iter()
+                    .enumerate()
+                    .for_each_with(tx.clone(), |tx, (i, job)| {
+                        if !stop.load(Ordering::Relaxed) {
+                            // The receiver outlives the senders; nothing
+                            // to do if it has gone.
+                            let _ = tx.send((base + i, scan_job(scanner, job, mmap)));
+                        }
+                    });
+            }
         });
         for (i, t) in rx {
-            if !stop.load(std::sync::atomic::Ordering::Relaxed) && !done(i, t) {
-                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            if !stop.load(Ordering::Relaxed) && !done(i, t) {
+                stop.store(true, Ordering::Relaxed);
             }
         }
     });
@@ -470,39 +490,17 @@ pub fn triage_in_order(
     mmap: MmapChoice,
     mut done: impl FnMut(usize, Triaged) -> bool,
 ) {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    let (tx, rx) = std::sync::mpsc::sync_channel(2 * rayon::current_num_threads());
-    let stop = AtomicBool::new(false);
-    std::thread::scope(|scope| {
-        let stop = &stop;
-        scope.spawn(move || {
-            use rayon::prelude::*;
-            for (b, batch) in jobs.chunks(IN_ORDER_BATCH).enumerate() {
-                if stop.load(Ordering::Relaxed) {
-                    return;
-                }
-                let base = b * IN_ORDER_BATCH;
-                batch
-                    .par_iter()
-                    .enumerate()
-                    .for_each_with(tx.clone(), |tx, (i, job)| {
-                        if !stop.load(Ordering::Relaxed) {
-                            let _ = tx.send((base + i, scan_job(scanner, job, mmap)));
-                        }
-                    });
-            }
-        });
-        // Results not yet due, by index: at most a batch of them.
-        let mut pending = std::collections::BTreeMap::new();
-        let mut due = 0;
-        for (i, t) in rx {
-            pending.insert(i, t);
-            while let Some(t) = pending.remove(&due) {
-                if !stop.load(Ordering::Relaxed) && !done(due, t) {
-                    stop.store(true, Ordering::Relaxed);
-                }
-                due += 1;
+    // Results not yet due, by index: at most a batch of them.
+    let mut pending = std::collections::BTreeMap::new();
+    let mut due = 0;
+    triage_batches(scanner, jobs, mmap, IN_ORDER_BATCH, |i, t| {
+        pending.insert(i, t);
+        while let Some(t) = pending.remove(&due) {
+            due += 1;
+            if !done(due - 1, t) {
+                return false;
             }
         }
+        true
     });
 }
