@@ -352,8 +352,12 @@ fn top_prior_is_among_the_two_most_counted_causes() {
 fn no_counted_thread_is_a_wild_corpus_source() {
     let survey = survey();
     let cases = repo_root().join("fixtures/wild/cases");
+    let holdout = repo_root().join("fixtures/wild-holdout/cases");
     let mut wild = BTreeSet::new();
-    for dir in std::fs::read_dir(&cases).unwrap_or_else(|e| panic!("{}: {e}", cases.display())) {
+    let dirs = [&cases, &holdout].into_iter().flat_map(|d| {
+        std::fs::read_dir(d).unwrap_or_else(|e| panic!("{}: {e}", d.display()))
+    });
+    for dir in dirs {
         let label = dir.unwrap().path().join("label.json");
         let Ok(text) = std::fs::read_to_string(&label) else {
             continue;
