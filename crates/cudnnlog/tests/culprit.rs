@@ -48,7 +48,7 @@ fn the_wavefront_names_the_rank_that_never_enqueued_the_collective() {
     // The advice starts with the rank at fault, and the cause says why.
     assert!(
         f.remediations[0].starts_with(
-            "Start with rank 1: the others waited for it. Read its output around line 13"
+            "Start with rank 1: the others waited for it (line 13). Fix what it was doing then"
         ),
         "{:#?}",
         f.remediations

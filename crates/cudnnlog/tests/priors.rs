@@ -354,9 +354,9 @@ fn no_counted_thread_is_a_wild_corpus_source() {
     let cases = repo_root().join("fixtures/wild/cases");
     let holdout = repo_root().join("fixtures/wild-holdout/cases");
     let mut wild = BTreeSet::new();
-    let dirs = [&cases, &holdout].into_iter().flat_map(|d| {
-        std::fs::read_dir(d).unwrap_or_else(|e| panic!("{}: {e}", d.display()))
-    });
+    let dirs = [&cases, &holdout]
+        .into_iter()
+        .flat_map(|d| std::fs::read_dir(d).unwrap_or_else(|e| panic!("{}: {e}", d.display())));
     for dir in dirs {
         let label = dir.unwrap().path().join("label.json");
         let Ok(text) = std::fs::read_to_string(&label) else {

@@ -125,3 +125,66 @@ fn an_oom_beside_another_process_names_its_pid() {
         .iter()
         .any(|r| r.starts_with("The step asked for")));
 }
+
+/// The failing message's stack decides for frameworks that are not
+/// Python: Lua Torch7's cutorch (whose `cutorch/lib/THC` path is not
+/// PyTorch's `torch/lib/THC`), MXNet's C++ pool and a Julia program get
+/// no PyTorch call, no other framework's setting and no `python …` command.
+#[test]
+fn lua_mxnet_and_julia_stacks_get_no_other_frameworks_advice() {
+    let lua = report(b"THCudaCheck FAIL file=/tmp/luarocks_cutorch-scm-1-9261/cutorch/lib/THC/generic/THCStorage.cu line=66 error=2 : out of memory\n/home/user/torch/install/bin/luajit: /home/user/torch/install/share/lua/5.1/nn/Container.lua:67:\nIn 1 module of nn.Sequential:\ncuda runtime error (2) : out of memory at /tmp/luarocks_cutorch-scm-1-9261/cutorch/lib/THC/generic/THCStorage.cu:66\n");
+    assert!(
+        lua.environment
+            .get("framework")
+            .is_none_or(|f| f != "pytorch"),
+        "{:?}",
+        lua.environment
+    );
+    let oom = finding(&lua, "cuda.oom");
+    assert!(!oom.remediations.is_empty());
+    for r in &oom.remediations {
+        assert!(
+            !r.contains("torch.") && !r.contains("PyTorch") && !r.contains("python"),
+            "{r}"
+        );
+    }
+    let mx = report(b"terminate called after throwing an instance of 'dmlc::Error'\n  what():  [10:21:36] src/storage/./pooled_storage_manager.h:157: cudaMalloc failed: out of memory\nAborted (core dumped)\n");
+    let oom = finding(&mx, "cuda.oom");
+    assert!(
+        oom.remediations[0].starts_with("MXNet:"),
+        "{:#?}",
+        oom.remediations
+    );
+    assert!(!oom.remediations.iter().any(|r| r.contains("Caffe")));
+    let julia = report(b"ERROR: LoadError: CUDA error: an illegal memory access was encountered (code 700, ERROR_ILLEGAL_ADDRESS)\nStacktrace:\n  [1] throw_api_error(res::CUDA.cudaError_enum)\n    @ CUDA ~/.julia/packages/CUDA/Tl08O/lib/cudadrv/libcuda.jl:27\n");
+    let f = finding(&julia, "cuda.illegal_address");
+    assert!(!f.remediations.is_empty());
+    for r in &f.remediations {
+        assert!(!r.contains("python") && !r.contains("torch"), "{r}");
+    }
+}
+
+/// A status printed as a number is named in the advice (the table's name
+/// for it), never left for the reader to look up.
+#[test]
+fn a_numbered_cudnn_status_is_named() {
+    let r = report(b"I0312 10:01:02.123456  4567 solver.cpp:228] Iteration 100, loss = 0.69\nOSError: (External) CUDNN error(8), \n");
+    let f = finding(&r, "cudnn.execution_failed");
+    assert!(
+        f.remediations
+            .iter()
+            .any(|x| x.starts_with("cuDNN status 8 is CUDNN_STATUS_EXECUTION_FAILED:")),
+        "{:#?}",
+        f.remediations
+    );
+    // A cuDNN 9 code TensorFlow's table cannot name; cudnnlog's can.
+    let r = report(b"2024-09-02 16:40:18.300511: E external/local_xla/xla/stream_executor/cuda/cuda_dnn.cc:8421] <unknown cudnn status: 5003>\n");
+    let f = finding(&r, "cudnn.execution_failed");
+    assert!(
+        f.remediations
+            .iter()
+            .any(|x| x.starts_with("cuDNN status 5003 is CUDNN_STATUS_EXECUTION_FAILED_CUDART")),
+        "{:#?}",
+        f.remediations
+    );
+}

@@ -18,7 +18,7 @@ fn check(figures: &[(&str, f64, f64)]) {
 fn wild_corpus_scores_stay_above_their_floors() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/wild");
     let cases = xtask::eval::load(&dir).expect("the corpus loads");
-    assert!(cases.len() >= 120, "{} cases", cases.len());
+    assert!(cases.len() >= 110, "{} cases", cases.len());
     let s = xtask::eval::score(&cases).expect("every case scans");
     let fw = &s.by_context["framework"];
     let ls = &s.by_context["launcher/serving"];

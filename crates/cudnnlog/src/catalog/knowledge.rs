@@ -109,6 +109,15 @@ pub struct Framework {
     /// names it (a pasted line).
     #[serde(default)]
     pub wording: Vec<String>,
+    /// Whether its programs are Python programs (`true` unless the table
+    /// says otherwise): advice that runs `python …` is dropped for a stack
+    /// that is not (Lua Torch7, Caffe's tools, Julia).
+    #[serde(default = "python_by_default")]
+    pub python: bool,
+}
+
+fn python_by_default() -> bool {
+    true
 }
 
 /// A signal a process can die of, and how logs spell it.

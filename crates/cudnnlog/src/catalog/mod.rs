@@ -390,6 +390,8 @@ struct PatternFile {
     confidence: Option<f64>,
     #[serde(default)]
     table: Option<String>,
+    #[serde(default)]
+    decodes: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -440,6 +442,13 @@ pub struct Pattern {
     /// the regex captures (`status`, `code` or `status_text`); the pattern's
     /// `class` is then the table's generic class.
     pub table: Option<String>,
+    /// A status table whose numbering the captured `code` uses, for a
+    /// pattern of one class that reads a status printed as a number
+    /// (`Check failed: status == CUDNN_STATUS_SUCCESS (4 vs. 0)`): the class
+    /// stays the pattern's, and the member's name becomes the `status` fact
+    /// where the log did not spell it, so that the report names the status
+    /// instead of asking the reader to look the number up.
+    pub decodes: Option<String>,
     /// Literal strings that veto a match when the event contains one.
     pub reject: Vec<String>,
     /// Capture names whose values split findings of the class.

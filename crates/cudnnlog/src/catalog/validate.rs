@@ -325,6 +325,7 @@ pub(super) fn validate(
         facts,
         confidence,
         table: p.table,
+        decodes: p.decodes,
         reject: p.reject,
         signature: p.signature,
         remediations: p.remediations,
@@ -348,7 +349,10 @@ fn check_names(
     regex: &LazyRegex,
     facts: &[LazyRegex],
 ) -> Result<(), Error> {
-    let captures = super::remediation::captures_of(regex, facts);
+    let mut captures = super::remediation::captures_of(regex, facts);
+    if p.table.is_some() || p.decodes.is_some() {
+        captures.extend(["status".to_string(), "code".to_string()]);
+    }
     for r in &p.remediations {
         super::remediation::check(r, &captures).map_err(|m| bad(file, "remediations", m))?;
     }
@@ -357,7 +361,7 @@ fn check_names(
         .chain(facts.iter().flat_map(|f| f.names()))
         .collect();
     // A status table resolves the status's name and code as facts.
-    if p.table.is_some() {
+    if p.table.is_some() || p.decodes.is_some() {
         names.extend(["status", "code"]);
     }
     if let Some(s) = p.signature.iter().find(|s| !names.contains(s.as_str())) {
@@ -387,6 +391,36 @@ pub(super) fn validate_table(
     statuses: &[crate::catalog::statuses::Enum],
     lazy: bool,
 ) -> Result<(), Error> {
+    if let Some(table) = &p.decodes {
+        if p.table.is_some() {
+            return Err(bad(
+                file,
+                "decodes",
+                "a pattern has `table` or `decodes`, not both".to_string(),
+            ));
+        }
+        if !statuses.iter().any(|e| &e.name == table) {
+            return Err(bad(
+                file,
+                "decodes",
+                format!("unknown status table {table:?}"),
+            ));
+        }
+        if !lazy
+            && !p
+                .regex
+                .names()
+                .chain(p.facts.iter().flat_map(|f| f.names()))
+                .any(|n| n == "code")
+        {
+            return Err(bad(
+                file,
+                "decodes",
+                "the regexes capture no `code` to decode".to_string(),
+            ));
+        }
+        return Ok(());
+    }
     let Some(table) = &p.table else {
         return Ok(());
     };

@@ -45,7 +45,10 @@ pub(crate) fn gather(ctx: &Ctx<'_>, ranked: &[RankedCause]) -> Vec<String> {
         .iter()
         .flat_map(|c| super::rules::tailored(ctx, &c.id))
         .collect();
-    let captures = captures_of(&ctx.pattern.regex, &ctx.pattern.facts);
+    let mut captures = captures_of(&ctx.pattern.regex, &ctx.pattern.facts);
+    if ctx.pattern.table.is_some() || ctx.pattern.decodes.is_some() {
+        captures.extend(["status".to_string(), "code".to_string()]);
+    }
     let own: Vec<String> = ctx
         .pattern
         .remediations
@@ -164,10 +167,28 @@ fn native(message: &str) -> bool {
 fn fits(ctx: &Ctx<'_>, r: &str, stack: Stack<'_>, own: bool) -> bool {
     let named = names(ctx, r);
     match stack {
-        Stack::Framework(f) => named.is_empty() || named.contains(&f),
+        Stack::Framework(f) => {
+            let python = ctx
+                .catalog
+                .frameworks()
+                .iter()
+                .find(|x| x.id == f)
+                .is_none_or(|x| x.python);
+            (named.is_empty() || named.contains(&f)) && (python || !runs_python(r))
+        }
         Stack::Unknown => own || named.is_empty(),
-        Stack::Native => named.is_empty(),
+        Stack::Native => named.is_empty() && !runs_python(r),
     }
+}
+
+/// Whether a remediation's commands run Python (`python train.py`,
+/// `PYTHONFAULTHANDLER=1`, `python -c …`): advice for a Python program,
+/// which a Lua, Julia or C++ program cannot follow.
+fn runs_python(r: &str) -> bool {
+    r.split('`').skip(1).step_by(2).any(|c| {
+        c.split_whitespace()
+            .any(|w| w == "python" || w == "python3" || w.starts_with("PYTHON"))
+    })
 }
 
 /// The commands and settings a remediation gives (its code spans), with

@@ -79,7 +79,14 @@ pub(crate) fn confirm<'t, 'c>(
             return None;
         }
         let (class, fallback, status) = match p.table.as_deref() {
-            None => (p.class.as_str(), p.fallback, None),
+            // A number of a known enum is named; the class stays the pattern's.
+            None => {
+                let named = p.decodes.as_deref().and_then(|t| {
+                    let (_, r, _) = resolve(catalog, p, t, &caps, scope)?;
+                    r.name.is_some().then_some(r)
+                });
+                (p.class.as_str(), p.fallback, named)
+            }
             Some(table) => match resolve(catalog, p, table, &caps, scope) {
                 Some((class, status, generic)) => {
                     (class, if generic { p.fallback } else { 0 }, Some(status))

@@ -74,12 +74,12 @@ fn culprit_first(ctx: &Ctx<'_>) -> Option<String> {
         .iter()
         .map(|e| e.line)
         .min()
-        .map_or(String::new(), |l| format!(" around line {l}"));
+        .map_or(String::new(), |l| format!(" (line {l})"));
     let host = c
         .hosts
         .first()
         .map_or(String::new(), |h| format!(" on {h}"));
     Some(format!(
-        "Start with {who}{host}: the others waited for it. Read its output{at} to see what it was doing (a slow data loader, evaluation or checkpointing only on that rank, a hang, an error of its own); the ranks that report the timeout are victims. Check: after the fix every rank reaches the same collective sequence number."
+        "Start with {who}{host}: the others waited for it{at}. Fix what it was doing then (a slow data loader, evaluation or checkpointing only on that rank, a hang, an error of its own); the ranks that report the timeout are victims. Check: after the fix every rank reaches the same collective sequence number."
     ))
 }

@@ -57,7 +57,7 @@ fn conflict(ctx: &Ctx<'_>) -> Option<String> {
         .map(|o| format!("{} (line {})", o.value, o.first.line))
         .collect();
     Some(format!(
-        "Keep one cuDNN: the log shows {}. See which one the process loads with `python -c \"import torch; print(torch.backends.cudnn.version())\"` and where copies live with `ldconfig -p | grep libcudnn`; drop the other from `LD_LIBRARY_PATH` (or run `env -u LD_LIBRARY_PATH python train.py`). Check: the version printed matches the one the framework was built with.",
+        "Keep one cuDNN: the log shows {}. See which one the process loads with `python -c \"import torch; print(torch.backends.cudnn.version())\"` and where copies live with `ldconfig -p | grep libcudnn`; drop the other from `LD_LIBRARY_PATH` (or run `env -u LD_LIBRARY_PATH python train.py`). Check: the version it reports matches the one the framework was built with.",
         listed.join(" and ")
     ))
 }
