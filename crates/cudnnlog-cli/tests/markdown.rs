@@ -374,7 +374,7 @@ fn hostile_captures_in_remediations_render_as_text() {
     let item = |r: &Rendered| {
         r.items
             .iter()
-            .find(|i| i.starts_with("Read the message"))
+            .find(|i| i.starts_with("PyTorch reports most misuse"))
             .cloned()
             .unwrap_or_else(|| panic!("{:?}", r.items))
     };
