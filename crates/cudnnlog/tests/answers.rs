@@ -183,3 +183,128 @@ fn a_pasted_message_gets_advice_for_its_own_stack() {
     }
     assert!(native.contains("cudaMalloc"), "{native}");
 }
+
+/// The sentences of a remediation, split after `. ` outside code spans.
+fn sentences(r: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let (mut start, mut code) = (0, false);
+    for (i, c) in r.char_indices() {
+        match c {
+            '`' => code = !code,
+            '.' if !code && r[i + 1..].starts_with(' ') => {
+                out.push(r[start..=i].trim().to_string());
+                start = i + 2;
+            }
+            _ => {}
+        }
+    }
+    out.push(r[start.min(r.len())..].trim().to_string());
+    out.retain(|s| !s.is_empty());
+    out
+}
+
+/// Whether a sentence sends the reader back into the log: a verb of
+/// reading (`read`, `look`, `scroll`, `compare`, `map`, `find`, `check`,
+/// `see`, `search`) together with a place in the log's own text (`above
+/// the error`, `printed`, `just before`, `that follows`, `the message`,
+/// `after the colon`, `the number`, `the traceback`, a quoted `Label:`).
+/// Code spans are blanked first, so a command that prints something
+/// (`nvidia-smi`) is not a place in the log; a span that is a log's label
+/// (`Per-algorithm errors:`) stays.
+fn sends_back_to_the_log(sentence: &str) -> bool {
+    use regex::Regex;
+    use std::sync::OnceLock;
+    static RES: OnceLock<(Regex, Regex, Regex, Regex)> = OnceLock::new();
+    let (span, label, verb, place) = RES.get_or_init(|| {
+        (
+            Regex::new(r"`[^`]*`").unwrap(),
+            Regex::new(r"^`[A-Z][A-Za-z -]*:`$").unwrap(),
+            Regex::new(r"\b(read|look|looks|scroll|compare|map|find|check|see|search)\b").unwrap(),
+            Regex::new(concat!(
+                r"\b(just|right|lines?|look|see|output|printed) above\b",
+                r"|\babove (it|this|the (error|message|line|lines|banner|report|traceback|summary|warning))\b",
+                r"|\bbefore it\b|just before|\bprinted\b|that follows?\b|\bfollows\b",
+                r"|\bunder the (message|warning|banner|error)|after the colon",
+                r"|\bthe message\b|\bin the message|\bearlier (log )?lines?\b|\bthe log\b",
+                r"|\bthe number\b|\bsuffix\b|\bthe output\b|\bits output\b|\bthe traceback\b",
+                r"|\bthe summary\b|came before|`[a-z][a-z -]*:`",
+            ))
+            .unwrap(),
+        )
+    });
+    let text = span
+        .replace_all(sentence, |c: &regex::Captures<'_>| {
+            if label.is_match(&c[0]) {
+                c[0].to_lowercase()
+            } else {
+                "`x`".to_string()
+            }
+        })
+        .to_lowercase();
+    verb.is_match(&text) && place.is_match(&text)
+}
+
+/// A remediation never asks the reader to do what the report did: to
+/// scroll up to an earlier error (the report links fallout to it and names
+/// the primary), to read a value out of the message (a placeholder states
+/// it), or to look a status number up (the status tables name it). Checked
+/// on every remediation the catalog holds, and on every remediation the
+/// reports of the fixtures give (tailored ones included, with their
+/// placeholders filled: none may be left).
+#[test]
+fn no_remediation_sends_the_reader_back_into_the_log() {
+    assert!(sends_back_to_the_log(
+        "Scroll up: the real cause is usually an earlier line."
+    ));
+    assert!(sends_back_to_the_log(
+        "Read the `Per-algorithm errors:` that follow."
+    ));
+    assert!(!sends_back_to_the_log(
+        "Check free GPU memory: `nvidia-smi --query-gpu=memory.used --format=csv`."
+    ));
+    assert!(!sends_back_to_the_log(
+        "Check the launch: `threadsperblock` above 1024 is refused."
+    ));
+    let catalog = Catalog::builtin().unwrap();
+    let mut asked = Vec::new();
+    let written = catalog
+        .patterns()
+        .iter()
+        .flat_map(|p| p.remediations.iter().map(move |r| (p.id.as_str(), r)))
+        .chain(
+            catalog
+                .causes()
+                .iter()
+                .flat_map(|c| c.remediations.iter().map(move |r| (c.id.as_str(), r))),
+        );
+    for (id, r) in written {
+        for s in sentences(r).iter().filter(|s| sends_back_to_the_log(s)) {
+            asked.push(format!("{id}: {s}"));
+        }
+    }
+    let placeholder = regex::Regex::new(r"\{[a-z_]+\}|\(`[a-z_]+`\)").unwrap();
+    let mut given = 0;
+    for (path, report) in reports("fixtures") {
+        for f in &report.findings {
+            for r in &f.remediations {
+                given += 1;
+                let prose: String = r.split('`').step_by(2).collect::<Vec<_>>().join(" ");
+                if placeholder.is_match(&prose) {
+                    asked.push(format!("{path}: {}: unfilled: {r}", f.class));
+                }
+                for s in sentences(r).iter().filter(|s| sends_back_to_the_log(s)) {
+                    asked.push(format!("{path}: {}: {s}", f.class));
+                }
+            }
+        }
+    }
+    assert!(given > 500, "{given}");
+    asked.sort();
+    asked.dedup();
+    assert!(
+        asked.is_empty(),
+        "{} remediation sentences send the reader back into the log:\n{}",
+        asked.len(),
+        asked.join("\n")
+    );
+}
