@@ -1,0 +1,68 @@
+//! Recall on native-crash and numeric-status wordings found on fresh logs:
+//! Windows NTSTATUS exit codes, zsh's other signal names, CUDA statuses
+//! given as numbers or as the runtime's error string, and Julia's GPU
+//! out-of-memory error. Each log is written from the emitting program's
+//! template (the patterns' `sources`), with training output before it.
+
+mod common;
+
+use common::{finding, report};
+use cudnnlog::Report;
+
+fn fact(r: &Report, class: &str, name: &str) -> String {
+    let f = finding(r, class);
+    f.facts
+        .get(name)
+        .map(ToString::to_string)
+        .unwrap_or_else(|| panic!("no {name} in {:?}", f.facts))
+}
+
+fn has(r: &Report, class: &str) -> bool {
+    r.findings.iter().any(|f| f.class == class)
+}
+
+// ---------------------------------------------------------------- Windows NTSTATUS exit codes
+
+#[test]
+fn pycharm_reports_a_fail_fast_abort_as_a_crash() {
+    let r = report(
+        b"C:\\Users\\me\\miniconda3\\envs\\dl\\python.exe C:\\Users\\me\\proj\\train.py\n\
+          Epoch 1/10: loss 2.3021\n\
+          Epoch 2/10: loss 1.8817\n\
+          \n\
+          Process finished with exit code -1073740791 (0xC0000409)\n",
+    );
+    assert_eq!(r.primary.as_deref(), Some("proc.segfault"));
+    let f = finding(&r, "proc.segfault");
+    assert_eq!(f.pattern, "proc-segfault-windows-ntstatus");
+    assert_eq!(fact(&r, "proc.segfault", "exit_code"), "-1073740791");
+    assert_eq!(fact(&r, "proc.segfault", "ntstatus"), "0xC0000409");
+}
+
+#[test]
+fn a_subprocess_access_violation_in_unsigned_decimal() {
+    let r = report(
+        b"Building extension module fused_adam...\n\
+          Traceback (most recent call last):\n  \
+          File \"C:\\proj\\run.py\", line 14, in <module>\n    \
+          subprocess.run([\"python\", \"train.py\"], check=True)\n  \
+          File \"C:\\Python311\\Lib\\subprocess.py\", line 571, in run\n    \
+          raise CalledProcessError(retcode, process.args,\n\
+          subprocess.CalledProcessError: Command '['python', 'train.py']' returned non-zero exit status 3221225477.\n",
+    );
+    assert_eq!(r.primary.as_deref(), Some("proc.segfault"));
+    assert_eq!(fact(&r, "proc.segfault", "exit_code"), "3221225477");
+    assert!(!has(&r, "python.exception"), "{:?}", r.findings);
+}
+
+#[test]
+fn ordinary_windows_exit_codes_are_not_crashes() {
+    for line in [
+        "Process finished with exit code 0",
+        "Process finished with exit code 1",
+        "Process finished with exit code -1073741510 (0xC000013A: interrupted by Ctrl+C)",
+    ] {
+        let r = report(format!("Epoch 1/10: loss 2.3021\n{line}\n").as_bytes());
+        assert!(!has(&r, "proc.segfault"), "{line}: {:?}", r.findings);
+    }
+}
