@@ -66,3 +66,29 @@ fn ordinary_windows_exit_codes_are_not_crashes() {
         assert!(!has(&r, "proc.segfault"), "{line}: {:?}", r.findings);
     }
 }
+
+// ---------------------------------------------------------------- zsh's signal names
+
+#[test]
+fn zsh_iot_instruction_is_sigabrt() {
+    let r = report(
+        "epoch 2 step 1200 loss 0.8812\n\
+         epoch 2 step 1300 loss 0.8710\n\
+         free(): invalid pointer\n\
+         zsh: IOT instruction (core dumped)  python train.py --config configs/base.yaml\n"
+            .as_bytes(),
+    );
+    assert_eq!(r.primary.as_deref(), Some("proc.segfault"));
+    let f = finding(&r, "proc.segfault");
+    assert_eq!(f.pattern, "proc-segfault-shell-zsh-iot");
+    assert_eq!(fact(&r, "proc.segfault", "signal_name"), "SIGABRT");
+    assert!(f.title.ends_with("(SIGABRT)"), "{}", f.title);
+}
+
+#[test]
+fn zsh_job_notice_and_trace_trap() {
+    let r = report(b"[1]  + 48211 IOT instruction (core dumped)  python train.py\n");
+    assert_eq!(fact(&r, "proc.segfault", "signal_name"), "SIGABRT");
+    let r = report(b"step 10 loss 1.2\nzsh: trace trap  python bench.py\n");
+    assert_eq!(fact(&r, "proc.segfault", "signal_name"), "SIGTRAP");
+}
