@@ -92,3 +92,53 @@ fn zsh_job_notice_and_trace_trap() {
     let r = report(b"step 10 loss 1.2\nzsh: trace trap  python bench.py\n");
     assert_eq!(fact(&r, "proc.segfault", "signal_name"), "SIGTRAP");
 }
+
+// ---------------------------------------------------------------- CUDA statuses as numbers or strings
+
+#[test]
+fn gpuassert_names_the_class_by_the_error_string() {
+    let r = report(
+        b"iteration 30: residual 3.1e-03\n\
+          iteration 40: residual 1.2e-03\n\
+          GPUassert: out of memory /home/user/solver/kernel.cu 88\n",
+    );
+    assert_eq!(r.primary.as_deref(), Some("cuda.oom"));
+    assert_eq!(finding(&r, "cuda.oom").pattern, "cuda-error-gpuassert");
+    assert_eq!(fact(&r, "cuda.oom", "status"), "cudaErrorMemoryAllocation");
+}
+
+#[test]
+fn the_samples_code_and_a_bare_cuda_error_code_follow_the_number() {
+    let r = report(
+        b"[Matrix Multiply Using CUDA] - Starting...\n\
+          GPU Device 0: \"Ampere\" with compute capability 8.6\n\n\
+          MatrixA(16000,16000), MatrixB(16000,16000)\n\
+          cudaMalloc d_A returned error out of memory (code 2), line(165)\n",
+    );
+    assert_eq!(r.primary.as_deref(), Some("cuda.oom"));
+    assert_eq!(fact(&r, "cuda.oom", "code"), "2");
+    let r = report(b"launching 4096 blocks\nCUDA error code 700 at src/kernels/attention.cu:412\n");
+    assert_eq!(r.primary.as_deref(), Some("cuda.illegal_address"));
+}
+
+#[test]
+fn cuda_jl_names_code_and_enum_after_the_string() {
+    let r = report(
+        b"ERROR: LoadError: CUDA error: an illegal memory access was encountered (code 700, ERROR_ILLEGAL_ADDRESS)\n\
+          Stacktrace:\n  [1] throw_api_error(res::CUDA.cudaError_enum)\n",
+    );
+    assert_eq!(r.primary.as_deref(), Some("cuda.illegal_address"));
+}
+
+#[test]
+fn a_number_without_a_cuda_framing_is_not_a_status() {
+    let r = report(
+        b"worker exited with error code 2\n\
+          cudaMemcpy returned error no error (code 0), line(170)\n",
+    );
+    assert!(
+        !r.findings.iter().any(|f| f.class.starts_with("cuda.")),
+        "{:?}",
+        r.findings
+    );
+}
