@@ -142,3 +142,24 @@ fn a_number_without_a_cuda_framing_is_not_a_status() {
         r.findings
     );
 }
+
+// ---------------------------------------------------------------- Julia CUDA.jl
+
+#[test]
+fn cuda_jl_out_of_gpu_memory_is_cuda_oom_with_sizes() {
+    let r = report(
+        b"Epoch 3, batch 100: loss = 0.4310\n\
+          Epoch 3, batch 120: loss = 0.4182\n\
+          ERROR: LoadError: Out of GPU memory trying to allocate 3.815 GiB\n\
+          Effective GPU memory usage: 99.23% (15.561 GiB/15.682 GiB)\n\
+          Memory pool usage: 11.207 GiB (11.594 GiB reserved)\n\
+          Stacktrace:\n  \
+          [1] throw_api_error(res::CUDA.cudaError_enum)\n    \
+          @ CUDA ~/.julia/packages/CUDA/Tl08O/lib/cudadrv/libcuda.jl:30\n",
+    );
+    assert_eq!(r.primary.as_deref(), Some("cuda.oom"));
+    assert_eq!(finding(&r, "cuda.oom").pattern, "cuda-oom-julia");
+    assert_eq!(fact(&r, "cuda.oom", "requested_bytes"), "4096325059");
+    assert_eq!(fact(&r, "cuda.oom", "reserved_bytes"), "12448962707");
+    assert!(!has(&r, "python.exception"), "{:?}", r.findings);
+}
