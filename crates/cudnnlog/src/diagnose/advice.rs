@@ -222,7 +222,11 @@ fn fill(r: &str, d: &Draft, captures: &BTreeSet<String>) -> Option<String> {
         return Some(r.to_string());
     }
     let value = |n: &str| {
-        let v = d.facts.get(n)?.to_string();
+        // A size reads as the log would print it, not as a byte count.
+        let v = match d.facts.get(n)? {
+            crate::facts::Fact::Int(b) if n.ends_with("_bytes") => crate::facts::human_bytes(*b),
+            f => f.to_string(),
+        };
         Some(clip(
             &v.chars().filter(|c| !c.is_control()).collect::<String>(),
         ))
