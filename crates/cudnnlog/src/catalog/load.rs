@@ -513,6 +513,19 @@ impl Catalog {
             .iter()
             .filter_map(|c| c.id.split('.').next())
             .collect();
+        for c in &classes {
+            if let Some(f) = c
+                .setup
+                .as_deref()
+                .filter(|f| *f != "gpu" && !families.contains(f))
+            {
+                return Err(bad(
+                    &class_files[&c.id],
+                    "class.setup",
+                    format!("class {:?}: unknown class family {f:?} (or \"gpu\")", c.id),
+                ));
+            }
+        }
         let mut rules: Vec<crate::catalog::knowledge::KnowledgeRule> = Vec::new();
         for (file, r, lazy) in knowledge {
             let r = r

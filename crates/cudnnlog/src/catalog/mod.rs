@@ -170,6 +170,22 @@ pub struct Class {
     /// in any file of the same run, explains it.
     #[serde(default)]
     pub waits: bool,
+    /// A failure to set up what later calls need (a library that did not
+    /// load or start, a GPU the process cannot use): the errors of those
+    /// calls in the same process are its fallout when their class
+    /// `follows` `setup`. The value says whose calls: a class family
+    /// (`"cudnn"`: a cuDNN version mismatch, a cuDNN that would not load or
+    /// initialise) or `"gpu"` (every GPU class: no device, a driver too old).
+    ///
+    /// ```
+    /// let catalog = cudnnlog::Catalog::builtin()?;
+    /// let setup = |class| catalog.class(class).unwrap().setup.clone();
+    /// assert_eq!(setup("cudnn.version_mismatch").as_deref(), Some("cudnn"));
+    /// assert_eq!(setup("cuda.oom"), None);
+    /// # Ok::<(), cudnnlog::Error>(())
+    /// ```
+    #[serde(default)]
+    pub setup: Option<String>,
     /// A fact whose value the finding's title shows: `signal_name` makes
     /// "process crashed with a fatal signal (SIGABRT)".
     #[serde(default)]
@@ -215,6 +231,12 @@ pub enum Follows {
     /// fallout, when nothing else explains this one: a barrier timing out
     /// on one rank, the others then losing their connection to it.
     Coordination,
+    /// An earlier error of the same process whose class failed to set up
+    /// what this class's calls need (`setup` naming this class's family,
+    /// or `"gpu"` for a GPU class): TensorFlow's "Failed to get convolution
+    /// algorithm" after "Could not create cudnn handle", XLA's "DNN library
+    /// initialization failed" after a cuDNN version mismatch.
+    Setup,
 }
 
 /// What a class names: a failure the log shows, or a status code a failure

@@ -6,6 +6,12 @@
 //! * **sticky CUDA errors** — after an illegal address, a device-side assert,
 //!   a launch failure or an Xid fault the CUDA context is broken, and every
 //!   later CUDA, cuBLAS, cuDNN or NCCL call fails too;
+//! * **failed set-up** — a library that did not load, start or match the
+//!   build (classes with `setup`: a cuDNN version mismatch, "Could not
+//!   create cudnn handle", no GPU, a driver too old): the framework's later
+//!   errors for calls that needed it ("Failed to get convolution
+//!   algorithm", "DNN library is not found", XLA's "DNN library
+//!   initialization failed") are its fallout, and take its causes;
 //! * **distributed cascades** — one rank fails (out of memory, an exception,
 //!   a crash); the others wait in a collective until NCCL times out or sees
 //!   the connection close, so later NCCL errors and timeouts follow from the
@@ -37,6 +43,20 @@ use crate::catalog::{Catalog, Follows, Severity};
 /// (`sticky` in `classes.toml`).
 fn is_sticky(catalog: &Catalog, class: &str) -> bool {
     catalog.class(class).is_some_and(|c| c.sticky)
+}
+
+/// Whether `e`'s class failed to set up what a call of `class` needs:
+/// its `setup` names `class`'s family, or is `"gpu"` and `class` is a GPU
+/// class.
+fn sets_up(catalog: &Catalog, e: &Draft, class: &str) -> bool {
+    let Some(scope) = catalog.class(&e.class).and_then(|c| c.setup.as_deref()) else {
+        return false;
+    };
+    if scope == "gpu" {
+        catalog.class(class).is_some_and(|c| c.gpu)
+    } else {
+        class.split('.').next() == Some(scope)
+    }
 }
 
 /// How many lines before a termination report a warning is taken for the
@@ -166,6 +186,16 @@ pub(crate) fn link(
             None
         }
         .or_else(|| {
+            // The first set-up failure of the same process that this
+            // class's calls needed.
+            let rank = rank_of(d);
+            follows(catalog, d, Follows::Setup)
+                .then(|| {
+                    earlier(&|e| same_writer(rank_of(e), rank) && sets_up(catalog, e, &d.class))
+                })
+                .flatten()
+        })
+        .or_else(|| {
             // How a process ended follows the nearest earlier error of the
             // same process: a launcher's report that rank 2 died does not
             // follow rank 0's error.
@@ -290,9 +320,27 @@ pub(crate) fn primary(
         .map(|(i, _)| i)
 }
 
-/// Evidence for a fallout finding: it follows from `cause`.
-pub(crate) fn explain(ctx: &Ctx<'_>, cause: &Draft, ws: &mut Weights) {
+/// Evidence for a fallout finding: it follows from `cause`, whose most
+/// likely cause is `cause_of` when already known.
+pub(crate) fn explain(
+    ctx: &Ctx<'_>,
+    cause: &Draft,
+    cause_of: Option<&crate::report::RankedCause>,
+    ws: &mut Weights,
+) {
     let d = ctx.draft();
+    if sets_up(ctx.catalog, cause, &d.class) && follows(ctx.catalog, d, Follows::Setup) {
+        // What failed to set up is why this call failed: its cause is
+        // this finding's too.
+        if let Some(top) = cause_of {
+            let why = format!(
+                "follows {} on line {}: that set-up failed, and every later call needing it fails with it",
+                cause.class, cause.first.line
+            );
+            ws.add(&top.id, 3.0, Some(why));
+            return;
+        }
+    }
     let why = if ctx
         .catalog
         .class(&cause.class)

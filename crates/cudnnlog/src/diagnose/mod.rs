@@ -166,7 +166,9 @@ pub(crate) fn analyse(
             ws.add(cause, *by, Some(why.clone()));
         }
         if let Some(j) = caused_by[i] {
-            fallout::explain(&ctx, &drafts[j], &mut ws);
+            // A cause earlier in the drafts has its causes ranked already.
+            let cause_of = causes.get(j).and_then(|c: &Vec<RankedCause>| c.first());
+            fallout::explain(&ctx, &drafts[j], cause_of, &mut ws);
         }
         let ranked = normalise(catalog, ws);
         // Fallout has no remedy of its own: it goes when its cause does
