@@ -233,6 +233,41 @@ fn the_table_marks_fallout_and_shows_the_environment() {
     );
 }
 
+/// One line of the log is one finding to a reader: "Could not create cudnn
+/// handle: CUDNN_STATUS_INTERNAL_ERROR" is `cudnn.not_initialized` carrying
+/// `cudnn.internal_error`, shown once with its status in the table and the
+/// compact lines (JSON keeps both findings, linked by `carried_by`); and
+/// TensorFlow's "Failed to get convolution algorithm" after it is fallout.
+#[test]
+fn a_carried_status_is_shown_with_its_symptom_not_on_its_own() {
+    let log = "fixtures/synthetic/tf-conv-algo-failed.log";
+    let json = common::json(&cudnnlog(&["scan", "--format", "json", log], None));
+    let status = json
+        .findings
+        .iter()
+        .find(|f| f.class == "cudnn.internal_error")
+        .expect("JSON keeps the status");
+    assert!(status.carried_by.is_some());
+    let compact = cudnnlog(&["scan", "--format", "compact", log], None);
+    let compact = String::from_utf8(compact.stdout).unwrap();
+    let line5: Vec<&str> = compact.lines().filter(|l| l.contains(".log:5:")).collect();
+    assert_eq!(
+        line5,
+        [format!(
+            "{log}:5: error cudnn.not_initialized · carries cudnn.internal_error: \
+             Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR"
+        )],
+        "{compact}"
+    );
+    assert!(compact.contains("error cudnn.conv_algo_failed (fallout of cudnn.not_initialized)"));
+    let table = cudnnlog(&["scan", "--format", "table", log], None);
+    let table = String::from_utf8(table.stdout).unwrap();
+    assert!(table.contains("2 error findings, "), "{table}");
+    assert!(!table.contains("● cudnn.internal_error"), "{table}");
+    assert!(!table.contains("✗ cudnn.internal_error"), "{table}");
+    assert!(table.contains("carries cudnn.internal_error"), "{table}");
+}
+
 /// Several runs of one job (`--job`): the JSON report compares them.
 #[test]
 fn several_runs_are_compared() {

@@ -211,21 +211,44 @@ fn check(md: &str, report: &Report) -> Result<Rendered, String> {
     // The findings table: a header and a row per finding, four cells each,
     // the class, severity, count and line where they belong.
     let mut tables = r.tables.iter();
+    // A status its symptom's message carries is shown in the symptom's
+    // row ("carrying ..."), not in a row of its own.
+    let folded = |f: &cudnnlog::report::Finding| {
+        f.carried_by.is_some_and(|i| {
+            report
+                .findings
+                .get(i)
+                .is_some_and(|c| c.carried_by.is_none())
+        })
+    };
+    let rows = report.findings.iter().filter(|f| !folded(f)).count();
     if !report.findings.is_empty() {
         let t = tables.next().ok_or("no findings table")?;
         let header = ["class", "severity", "count", "first seen"];
         if t[0] != header {
             return Err(format!("findings header {:?}", t[0]));
         }
-        if t.len() != report.findings.len() + 1 {
+        let shown: Vec<(usize, &cudnnlog::report::Finding)> = report
+            .findings
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| !folded(f))
+            .collect();
+        if t.len() != shown.len() + 1 {
             return Err(format!(
-                "{} rows for {} findings",
+                "{} rows for {} findings shown",
                 t.len() - 1,
-                report.findings.len()
+                shown.len()
             ));
         }
-        for (row, f) in t[1..].iter().zip(&report.findings) {
+        for (row, (index, f)) in t[1..].iter().zip(shown) {
+            let carried = report
+                .findings
+                .iter()
+                .filter(|s| s.carried_by == Some(index) && folded(s))
+                .all(|s| row[0].contains(&format!("carrying {}", s.class)));
             let ok = row.len() == 4
+                && carried
                 && row[0].starts_with(&f.class)
                 && row[1] == f.severity.as_str()
                 && row[2] == f.count.to_string()
@@ -271,7 +294,7 @@ fn check(md: &str, report: &Report) -> Result<Rendered, String> {
     let want = if report.findings.is_empty() {
         0
     } else {
-        report.findings.len() + 1
+        rows + 1
     } + if env.is_empty() { 0 } else { env.len() + 1 };
     if trs != want {
         return Err(format!("{trs} <tr> for {want} rows"));

@@ -49,7 +49,10 @@ impl Render for Compact {
 /// wrapping.
 pub fn report(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
     let one_line = |s: &str| sanitize(s).replace('\n', " ");
-    for f in &report.findings {
+    for (index, f) in report.findings.iter().enumerate() {
+        if super::folded(report, f) {
+            continue;
+        }
         let path = report
             .sources
             .get(f.first.source)
@@ -58,9 +61,10 @@ pub fn report(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
             Some(c) => format!(" (fallout of {})", c.class),
             None => String::new(),
         };
+        let carries = super::carries(report, index);
         writeln!(
             out,
-            "{}:{}: {} {}{fallout}: {}",
+            "{}:{}: {} {}{fallout}{carries}: {}",
             one_line(path),
             f.first.line,
             f.severity.as_str(),

@@ -230,11 +230,10 @@ pub fn markdown(out: &mut impl Write, report: &Report, catalog: &Catalog) -> std
     writeln!(out, "## cudnnlog report")?;
     writeln!(out)?;
     let lines = report.sources.iter().map(|s| s.lines).sum::<u64>();
-    let errors = report
-        .findings
-        .iter()
-        .filter(|f| f.severity == Severity::Error)
-        .count();
+    // A status shown with its symptom is not a finding of its own here.
+    let shown = || report.findings.iter().filter(|f| !super::folded(report, f));
+    let errors = shown().filter(|f| f.severity == Severity::Error).count();
+    let warnings = shown().count() - errors;
     writeln!(
         out,
         "Scanned {} ({lines} line{}): **{} error finding{}**, {} warning{}.",
@@ -242,8 +241,8 @@ pub fn markdown(out: &mut impl Write, report: &Report, catalog: &Catalog) -> std
         plural(lines as usize),
         errors,
         plural(errors),
-        report.findings.len() - errors,
-        plural(report.findings.len() - errors)
+        warnings,
+        plural(warnings)
     )?;
     if let Some(p) = &report.primary {
         writeln!(out)?;
@@ -261,8 +260,11 @@ pub fn markdown(out: &mut impl Write, report: &Report, catalog: &Catalog) -> std
         writeln!(out)?;
         writeln!(out, "| class | severity | count | first seen |")?;
         writeln!(out, "|---|---|---:|---|")?;
-        for f in &report.findings {
-            let class = match f.caused_by.and_then(|i| report.findings.get(i)) {
+        for (index, f) in report.findings.iter().enumerate() {
+            if super::folded(report, f) {
+                continue;
+            }
+            let mut class = match f.caused_by.and_then(|i| report.findings.get(i)) {
                 Some(c) => format!(
                     "{} (fallout of {})",
                     cell_code(&f.class),
@@ -270,6 +272,9 @@ pub fn markdown(out: &mut impl Write, report: &Report, catalog: &Catalog) -> std
                 ),
                 None => cell_code(&f.class),
             };
+            for c in super::carried(report, index) {
+                class.push_str(&format!(" carrying {}", cell_code(c)));
+            }
             writeln!(
                 out,
                 "| {class} | {} | {} | {} |",

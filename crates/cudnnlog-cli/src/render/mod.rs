@@ -37,7 +37,7 @@ pub(crate) fn skips_footer(out: &mut impl Write, ctx: &Ctx<'_>) -> std::io::Resu
 use crate::args::Format;
 use cudnnlog::catalog::{Catalog, Severity};
 use cudnnlog::fleet::{FleetDocument, Verdict};
-use cudnnlog::report::{Place, Report};
+use cudnnlog::report::{Finding, Place, Report};
 use std::collections::BTreeMap;
 use std::io::Write;
 
@@ -309,5 +309,38 @@ pub(crate) fn plural(n: usize) -> &'static str {
         ""
     } else {
         "s"
+    }
+}
+
+/// Whether `f` is a status its symptom's message carries, shown with that
+/// symptom rather than on its own line: one line of the log is one
+/// finding to a reader ("Could not create cudnn handle:
+/// CUDNN_STATUS_INTERNAL_ERROR" is `cudnn.not_initialized` carrying
+/// `cudnn.internal_error`). JSON keeps both findings, linked by
+/// `carried_by`.
+pub(crate) fn folded(report: &Report, f: &Finding) -> bool {
+    f.carried_by
+        .is_some_and(|i| i < report.findings.len() && report.findings[i].carried_by.is_none())
+}
+
+/// The classes of the statuses the finding at `index` carries and shows
+/// with it ([`folded`]).
+pub(crate) fn carried(report: &Report, index: usize) -> Vec<&str> {
+    report
+        .findings
+        .iter()
+        .filter(|s| s.carried_by == Some(index) && folded(report, s))
+        .map(|s| s.class.as_str())
+        .collect()
+}
+
+/// [`carried`] as a note for the finding's line: ` · carries
+/// cudnn.internal_error`; empty when none.
+pub(crate) fn carries(report: &Report, index: usize) -> String {
+    let classes = carried(report, index);
+    if classes.is_empty() {
+        String::new()
+    } else {
+        format!(" · carries {}", classes.join(", "))
     }
 }

@@ -6,8 +6,8 @@
 //! [`compact`](super::compact) writes lines instead, as rg and ruff do.
 
 use super::{
-    clip, env_text, plural, sanitize, sanitize_line, seen, shown_fields, Ctx, Paint, Render, Style,
-    TABLE_TEMPLATES,
+    carries, clip, env_text, folded, plural, sanitize, sanitize_line, seen, shown_fields, Ctx,
+    Paint, Render, Style, TABLE_TEMPLATES,
 };
 use crate::term::{self, columns, remediation, wrap};
 use cudnnlog::catalog::{Catalog, Severity};
@@ -237,12 +237,10 @@ fn details(out: &mut impl Write, view: &View<'_>) -> std::io::Result<()> {
     let width = style.width;
     let bytes: u64 = report.sources.iter().map(|s| s.bytes).sum();
     let lines: u64 = report.sources.iter().map(|s| s.lines).sum();
-    let errors = report
-        .findings
-        .iter()
-        .filter(|f| f.severity == Severity::Error)
-        .count();
-    let warnings = report.findings.len() - errors;
+    // A status shown with its symptom is not a finding of its own here.
+    let shown = || report.findings.iter().filter(|f| !folded(report, f));
+    let errors = shown().filter(|f| f.severity == Severity::Error).count();
+    let warnings = shown().count() - errors;
     writeln!(out)?;
     let scanned = format!(
         "scanned {} source{} ({} bytes, {} lines): {} error finding{}, {} warning{}",
@@ -281,7 +279,9 @@ fn details(out: &mut impl Write, view: &View<'_>) -> std::io::Result<()> {
     let primary = primary_finding(report).map(|p| p as *const Finding);
     let degraded = report.outcome == Outcome::Degraded;
     for f in report.findings.iter().filter(|f| {
-        f.severity == Severity::Error || (degraded && Some(&f.class) == report.primary.as_ref())
+        !folded(report, f)
+            && (f.severity == Severity::Error
+                || (degraded && Some(&f.class) == report.primary.as_ref()))
     }) {
         let is_primary = primary == Some(f as *const Finding);
         writeln!(out)?;
@@ -307,7 +307,10 @@ fn findings_list(
         .max()
         .unwrap_or(0)
         .min(28);
-    for f in &report.findings {
+    for (index, f) in report.findings.iter().enumerate() {
+        if folded(report, f) {
+            continue;
+        }
         let fallout = f.caused_by.and_then(|i| report.findings.get(i));
         let mark = match (fallout, f.severity) {
             (Some(_), _) => paint.wrap("2", "○"),
@@ -333,6 +336,7 @@ fn findings_list(
         if let Some(c) = fallout {
             place.push_str(&format!(" (fallout of {})", c.class));
         }
+        place.push_str(&carries(report, index));
         let pad = " ".repeat(class_width.saturating_sub(columns(&f.class)));
         let lead = format!("  {mark} {}{pad} {:>4}×  ", f.class, f.count);
         let lead_width = 2 + 2 + class_width.max(columns(&f.class)) + 1 + 5 + 2;
