@@ -138,10 +138,10 @@ fn head(s: &str, n: usize) -> String {
 }
 
 fn environment_rows(report: &Report) -> Vec<(String, String)> {
-    let explicit = report.environment.contains_key("framework_version");
     cudnnlog::report::ENVIRONMENT_FIELDS
         .iter()
-        .filter(|f| !(explicit && **f == "framework_build"))
+        // The release a build fingerprint allows is checked on its own.
+        .filter(|f| **f != "framework_build")
         .filter_map(|f| {
             let v = report.environment.get(*f)?;
             let text = match v {
@@ -265,12 +265,28 @@ fn check(md: &str, report: &Report) -> Result<Rendered, String> {
         }
     }
     let env = environment_rows(report);
-    if !env.is_empty() {
+    let mut env_table = 0;
+    let release = !report.environment.contains_key("framework_version")
+        && report.environment.contains_key("framework_build");
+    if !env.is_empty() || release {
         let t = tables.next().ok_or("no environment table")?;
-        let rows: Vec<(String, String)> = t[1..]
-            .iter()
-            .map(|c| (c[0].clone(), c.get(1).cloned().unwrap_or_default()))
-            .collect();
+        env_table = t.len();
+        // The release a build fingerprint allows reads as words, never
+        // as the catalog's ranges (">=2.11.0,<2.15.0").
+        let mut rows: Vec<(String, String)> = Vec::new();
+        for c in &t[1..] {
+            let (k, v) = (c[0].clone(), c.get(1).cloned().unwrap_or_default());
+            if k == "framework release" {
+                if !release
+                    || v.contains(['<', '>', '='])
+                    || !v.ends_with("(by its messages' wording)")
+                {
+                    return Err(format!("framework release row {v:?}"));
+                }
+            } else {
+                rows.push((k, v));
+            }
+        }
         let want: Vec<(String, String)> = env
             .iter()
             .map(|(f, v)| {
@@ -295,7 +311,7 @@ fn check(md: &str, report: &Report) -> Result<Rendered, String> {
         0
     } else {
         rows + 1
-    } + if env.is_empty() { 0 } else { env.len() + 1 };
+    } + env_table;
     if trs != want {
         return Err(format!("{trs} <tr> for {want} rows"));
     }

@@ -18,7 +18,7 @@
 //!   U+FFFD everywhere.
 
 use super::verdict::{cause, first, headline, outcome};
-use super::{clip, env_text, plural, sanitize, seen, shown_fields, Ctx, Render, TABLE_TEMPLATES};
+use super::{clip, plural, sanitize, seen, shown_environment, Ctx, Render, TABLE_TEMPLATES};
 use cudnnlog::catalog::{Catalog, Severity};
 use cudnnlog::fleet::{FleetDocument, Summary, Triaged};
 use cudnnlog::report::Report;
@@ -383,16 +383,8 @@ pub fn markdown(out: &mut impl Write, report: &Report, catalog: &Catalog) -> std
         writeln!(out)?;
         writeln!(out, "| field | as the log shows it |")?;
         writeln!(out, "|---|---|")?;
-        for field in shown_fields(report) {
-            if let Some(v) = report.environment.get(field) {
-                let text = env_text(v);
-                writeln!(
-                    out,
-                    "| {} | {} |",
-                    md(&field.replace('_', " ")),
-                    md(&clip(&text, 200))
-                )?;
-            }
+        for (label, text, _) in shown_environment(report) {
+            writeln!(out, "| {} | {} |", md(&label), md(&clip(&text, 200)))?;
         }
     }
     if !report.unclassified.is_empty() {

@@ -279,15 +279,103 @@ impl Paint {
 /// Templates shown in the table; JSON carries them all.
 pub(crate) const TABLE_TEMPLATES: usize = 10;
 
-/// The environment fields a human view shows, in order: the release a
-/// build fingerprint allows only when the log has no version line (JSON
-/// has both).
-pub(crate) fn shown_fields(report: &Report) -> impl Iterator<Item = &'static str> + '_ {
+/// The environment as a human view shows it, in order: a label, the
+/// value as text, and whether the log showed several values. The release a
+/// build fingerprint allows is shown only when the log has no version
+/// line, as the one range all its messages allow ("1.14 or later, before
+/// 2.11"), never as the catalog's internal ranges (JSON has them all).
+pub(crate) fn shown_environment(report: &Report) -> Vec<(String, String, bool)> {
     let explicit = report.environment.contains_key("framework_version");
     cudnnlog::report::ENVIRONMENT_FIELDS
         .iter()
-        .copied()
-        .filter(move |f| !(explicit && *f == "framework_build"))
+        .filter_map(|&f| {
+            let v = report.environment.get(f)?;
+            if f == "framework_build" {
+                if explicit {
+                    return None;
+                }
+                let ranges: Vec<&str> = match v {
+                    serde_json::Value::Array(a) => a.iter().filter_map(|x| x.as_str()).collect(),
+                    serde_json::Value::String(s) => vec![s.as_str()],
+                    _ => Vec::new(),
+                };
+                let text = release_range(&ranges)?;
+                return Some((
+                    "framework release".into(),
+                    format!("{text} (by its messages' wording)"),
+                    false,
+                ));
+            }
+            Some((f.replace('_', " "), env_text(v), v.is_array()))
+        })
+        .collect()
+}
+
+/// The one range of releases that every range given allows, in words:
+/// `[">=1.14.0,<2.11.0", "<2.11.0"]` is "1.14 or later, before 2.11";
+/// `None` when they allow nothing in common or say nothing readable.
+fn release_range(ranges: &[&str]) -> Option<String> {
+    use std::cmp::Ordering;
+    // Dotted releases compare part by part, as numbers (2.10 after 2.9).
+    let cmp_versions = |a: &str, b: &str| {
+        let parts =
+            |v: &str| -> Vec<u64> { v.split('.').map(|p| p.parse().unwrap_or(0)).collect() };
+        parts(a).cmp(&parts(b))
+    };
+    // (version, inclusive)
+    let mut lower: Option<(String, bool)> = None;
+    let mut upper: Option<(String, bool)> = None;
+    for c in ranges.iter().flat_map(|r| r.split(',')) {
+        let c = c.trim();
+        let (op, v) = [">=", "<=", "==", ">", "<", "="]
+            .iter()
+            .find_map(|op| c.strip_prefix(op).map(|v| (*op, v.trim())))
+            .unwrap_or(("==", c));
+        if v.is_empty() || !v.starts_with(|ch: char| ch.is_ascii_digit()) {
+            return None;
+        }
+        let tighter_lower = |l: &Option<(String, bool)>, incl: bool| match l {
+            None => true,
+            Some((old, old_incl)) => match cmp_versions(v, old) {
+                Ordering::Greater => true,
+                Ordering::Equal => *old_incl && !incl,
+                Ordering::Less => false,
+            },
+        };
+        let tighter_upper = |u: &Option<(String, bool)>, incl: bool| match u {
+            None => true,
+            Some((old, old_incl)) => match cmp_versions(v, old) {
+                Ordering::Less => true,
+                Ordering::Equal => *old_incl && !incl,
+                Ordering::Greater => false,
+            },
+        };
+        if matches!(op, ">=" | ">" | "==" | "=") && tighter_lower(&lower, op != ">") {
+            lower = Some((v.to_string(), op != ">"));
+        }
+        if matches!(op, "<=" | "<" | "==" | "=") && tighter_upper(&upper, op != "<") {
+            upper = Some((v.to_string(), op != "<"));
+        }
+    }
+    let short = |v: &str| v.strip_suffix(".0").unwrap_or(v).to_string();
+    let from = |(l, incl): &(String, bool)| match incl {
+        true => format!("{} or later", short(l)),
+        false => format!("later than {}", short(l)),
+    };
+    let to = |(u, incl): &(String, bool)| match incl {
+        true => format!("{} or earlier", short(u)),
+        false => format!("before {}", short(u)),
+    };
+    match (&lower, &upper) {
+        (Some(l), Some(u)) => match cmp_versions(&l.0, &u.0) {
+            Ordering::Less => Some(format!("{}, {}", from(l), to(u))),
+            Ordering::Equal if l.1 && u.1 => Some(l.0.clone()),
+            _ => None,
+        },
+        (Some(l), None) => Some(from(l)),
+        (None, Some(u)) => Some(to(u)),
+        (None, None) => None,
+    }
 }
 
 /// An environment value as text: several values (two cuDNN copies) are
@@ -342,5 +430,35 @@ pub(crate) fn carries(report: &Report, index: usize) -> String {
         String::new()
     } else {
         format!(" · carries {}", classes.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::release_range;
+
+    #[test]
+    fn a_build_fingerprint_reads_as_one_range_of_releases() {
+        // TensorFlow 2.3's messages: each fingerprint allows a range.
+        assert_eq!(
+            release_range(&["<2.11.0", ">=1.14.0,<2.11.0", ">=1.0.0"]).as_deref(),
+            Some("1.14 or later, before 2.11")
+        );
+        assert_eq!(
+            release_range(&[">=2.11.0,<2.15.0", "<2.15.0"]).as_deref(),
+            Some("2.11 or later, before 2.15")
+        );
+        assert_eq!(
+            release_range(&[">=2.10.0", ">=2.9.0"]).as_deref(),
+            Some("2.10 or later")
+        );
+        assert_eq!(release_range(&["<0.4.0"]).as_deref(), Some("before 0.4"));
+        assert_eq!(
+            release_range(&["1.7.0", ">=1.0.0"]).as_deref(),
+            Some("1.7.0")
+        );
+        // Ranges with nothing in common, or no version, say nothing.
+        assert_eq!(release_range(&[">=2.11.0", "<2.10.0"]), None);
+        assert_eq!(release_range(&["several"]), None);
     }
 }

@@ -6,8 +6,8 @@
 //! [`compact`](super::compact) writes lines instead, as rg and ruff do.
 
 use super::{
-    carries, clip, env_text, folded, plural, sanitize, sanitize_line, seen, shown_fields, Ctx,
-    Paint, Render, Style, TABLE_TEMPLATES,
+    carries, clip, folded, plural, sanitize, sanitize_line, seen, shown_environment, Ctx, Paint,
+    Render, Style, TABLE_TEMPLATES,
 };
 use crate::term::{self, columns, remediation, wrap};
 use cudnnlog::catalog::{Catalog, Severity};
@@ -542,17 +542,16 @@ fn environment(out: &mut impl Write, report: &Report, width: usize) -> std::io::
     if report.environment.is_empty() {
         return Ok(());
     }
-    let rows: Vec<[String; 2]> = shown_fields(report)
-        .filter_map(|f| {
-            let v = report.environment.get(f)?;
-            let mut text = env_text(v);
-            if v.is_array() {
-                text.push_str("  (several)");
-            }
-            Some([f.replace('_', " "), sanitize(&text)])
+    let pairs: Vec<String> = shown_environment(report)
+        .into_iter()
+        .map(|(k, v, several)| {
+            let several = if several { " (several)" } else { "" };
+            format!("{k} {}{several}", sanitize(&v))
         })
         .collect();
-    let pairs: Vec<String> = rows.into_iter().map(|[k, v]| format!("{k} {v}")).collect();
+    if pairs.is_empty() {
+        return Ok(());
+    }
     for line in wrap(&pairs.join(" · "), width, "environment: ", "  ") {
         writeln!(out, "{line}")?;
     }

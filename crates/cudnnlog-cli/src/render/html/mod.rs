@@ -18,9 +18,7 @@ mod fleet;
 mod timeline;
 
 use crate::render::markdown::split_code_spans;
-use crate::render::{
-    clip, env_text, plural, seen, shown_fields, Ctx, Render, Shown, TABLE_TEMPLATES,
-};
+use crate::render::{clip, plural, seen, shown_environment, Ctx, Render, Shown, TABLE_TEMPLATES};
 use cudnnlog::catalog::{Catalog, Severity};
 use cudnnlog::fleet::FleetDocument;
 use cudnnlog::report::{Finding, Outcome, Report};
@@ -446,15 +444,13 @@ fn environment(s: &mut String, report: &Report) {
         return;
     }
     s.push_str("<section class=\"env\"><h2>Environment</h2><table>");
-    for field in shown_fields(report) {
-        if let Some(v) = report.environment.get(field) {
-            let _ = write!(
-                s,
-                "<tr><th>{}</th><td>{}</td></tr>",
-                esc(&field.replace('_', " ")),
-                esc(&clip(&env_text(v), 200))
-            );
-        }
+    for (label, text, _) in shown_environment(report) {
+        let _ = write!(
+            s,
+            "<tr><th>{}</th><td>{}</td></tr>",
+            esc(&label),
+            esc(&clip(&text, 200))
+        );
     }
     s.push_str("</table></section>\n");
 }
