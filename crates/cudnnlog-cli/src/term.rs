@@ -196,10 +196,22 @@ fn is_command(code: &str) -> bool {
     });
     assignment
         || PROGRAMS.contains(&first)
-        || (code.contains(' ') && (code.contains(" -") || code.contains('=')) && {
+        || (code.contains(' ') && (code.contains(" -") || assigns(code)) && {
             // A sentence quoted from a message starts with a capital.
             !first.chars().next().is_some_and(|c| c.is_uppercase())
         })
+}
+
+/// Whether `code` sets something (`name=value`, `drop_last=True`), as a
+/// command line does, rather than compares (`t >= 0 && t < n`, `a == b`).
+fn assigns(code: &str) -> bool {
+    let b = code.as_bytes();
+    (0..b.len()).any(|i| {
+        b[i] == b'='
+            && i > 0
+            && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_')
+            && b.get(i + 1) != Some(&b'=')
+    })
 }
 
 /// A remediation laid out for the terminal: its prose wrapped after
@@ -344,6 +356,9 @@ mod tests {
             "Tried to allocate",
             "reserved by PyTorch but unallocated",
             "PYTORCH_CUDA_ALLOC_CONF",
+            // A kernel's condition compares; it sets nothing.
+            "t >= 0 && t < n_classes",
+            "input_val >= zero && input_val <= one",
         ] {
             assert!(!is_command(phrase), "{phrase}");
         }

@@ -25,7 +25,7 @@ fn log() -> String {
     )
 }
 
-/// The command the first remediation gives.
+/// The command the remediation that states the condition gives.
 const COMMAND: &str = "CUDA_LAUNCH_BLOCKING=1 python train.py";
 
 fn scan(s: &Scratch, format: &str) -> String {
@@ -41,9 +41,15 @@ fn scan(s: &Scratch, format: &str) -> String {
 fn a_filled_value_keeps_the_sentence_s_code_spans() {
     let s = Scratch::new("escaping-json");
     let report: cudnnlog::Report = serde_json::from_str(&scan(&s, "json")).unwrap();
-    let fix = &report.findings[0].remediations[0];
+    let fixes = &report.findings[0].remediations;
+    let fix = fixes
+        .iter()
+        .find(|r| r.contains("asserted"))
+        .unwrap_or_else(|| panic!("{fixes:#?}"));
     assert!(
-        fix.contains(&format!("asserted ``{ASSERTION}``): `{COMMAND}`.")),
+        fix.contains(&format!(
+            "asserted ``{ASSERTION}``: reproduce it with `{COMMAND}`"
+        )),
         "{fix}"
     );
 }

@@ -413,3 +413,55 @@ fn versions_and_gpus_in_prose() {
         one("| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2     |\n");
     assert!(!r.environment.contains_key("cuda"), "{:?}", r.environment);
 }
+
+/// A kernel's failed assertion that is one of PyTorch's input checks is
+/// evidence of bad input, and only the advice for that check is given,
+/// first: a label out of range gets the label advice, an index out of range
+/// the index advice, and neither the other's.
+#[test]
+fn a_kernels_input_check_names_what_was_out_of_range() {
+    let label = report(&[include_bytes!(
+        "../../../fixtures/real/h200-torch-device-assert.log"
+    )]);
+    let f = finding(&label, "cuda.device_assert");
+    assert_eq!(f.causes[0].id, "code_bug");
+    assert!(
+        f.causes[0]
+            .evidence
+            .iter()
+            .any(|e| e.contains("`t >= 0 && t < n_classes`")),
+        "{:#?}",
+        f.causes[0]
+    );
+    assert!(f.remediations[0].starts_with("A target label is negative"));
+    assert!(!f
+        .remediations
+        .iter()
+        .any(|r| r.contains("num_embeddings") || r.contains("BCELoss")));
+    let index = report(&[
+        b"step 120 loss 3.2210\n\
+          /opt/conda/conda-bld/pytorch_1695392036766/work/aten/src/ATen/native/cuda/Indexing.cu:1292: indexSelectLargeIndex: block: [372,0,0], thread: [64,0,0] Assertion `srcIndex < srcSelectDimSize` failed.\n\
+          RuntimeError: CUDA error: device-side assert triggered\n",
+    ]);
+    let f = finding(&index, "cuda.device_assert");
+    assert_eq!(f.causes[0].id, "code_bug");
+    assert!(
+        f.remediations[0].contains("num_embeddings"),
+        "{:#?}",
+        f.remediations
+    );
+    assert!(!f.remediations.iter().any(|r| r.contains("n_classes")));
+    // A custom kernel's own check is not evidence of either.
+    let custom = report(&[
+        b"my_ops.cu:88: fused_kernel: block: [0,0,0], thread: [3,0,0] Assertion `ptr != nullptr` failed.\n",
+    ]);
+    let f = finding(&custom, "cuda.device_assert");
+    assert!(f
+        .causes
+        .iter()
+        .all(|c| c.evidence.iter().all(|e| !e.contains("tests the values"))));
+    assert!(!f
+        .remediations
+        .iter()
+        .any(|r| r.contains("n_classes") || r.contains("num_embeddings")));
+}

@@ -10,7 +10,6 @@
 use super::{Remedy, Rule};
 use crate::catalog::ids::{cause, class};
 use crate::diagnose::{Ctx, Weights};
-use crate::text::code_span;
 
 /// The rule, for [`RULES`](super::RULES); its documentation is this
 /// file's module comment.
@@ -48,11 +47,12 @@ fn launch_blocking(ctx: &Ctx<'_>) -> Option<String> {
     ) {
         return None;
     }
-    let hint = match (d.text("kernel"), d.text("assertion")) {
-        (Some(k), Some(a)) => format!(" (the kernel {} asserted {})", code_span(k), code_span(a)),
-        _ => String::new(),
-    };
-    Some(format!(
-        "Rerun with synchronous kernel launches so the traceback points at the failing operation{hint}: `CUDA_LAUNCH_BLOCKING=1 python train.py`. Check: the new traceback ends at that operation; then fix its input (an index or label out of range, a wrong size)."
-    ))
+    // A kernel's failed check names the operation and what was out of
+    // range: the pattern's advice for that check comes first.
+    if d.text("assertion").is_some() {
+        return None;
+    }
+    Some(
+        "Rerun with synchronous kernel launches so the traceback points at the failing operation: `CUDA_LAUNCH_BLOCKING=1 python train.py`. Check: the new traceback ends at that operation; then fix its input (an index or label out of range, a wrong size).".to_string()
+    )
 }
