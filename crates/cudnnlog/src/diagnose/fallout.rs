@@ -15,9 +15,15 @@
 //!   "exited on signal") say how a process ended, not why: they follow from
 //!   the nearest earlier error.
 //!
-//! One message is never both a cause and its consequence: findings first
-//! seen on the same line are not linked as fallout (a status the message
-//! carries is linked by `carried_by` instead).
+//! * **wrapped failures** — a pattern that `wraps` other classes reports
+//!   their failure again as its own reason (JAX's `Unable to initialize
+//!   backend 'cuda': Unable to load cuDNN. Is it installed?`): it follows
+//!   the nearest finding of one of them on its line, before it or on the
+//!   few lines after it that list the reasons, warning or error.
+//!
+//! Otherwise one message is never both a cause and its consequence:
+//! findings first seen on the same line are not linked as fallout (a status
+//! the message carries is linked by `carried_by` instead).
 //!
 //! Before that, [`escalate`] makes a warning fatal when a termination report
 //! of the same writer follows it within [`FATAL_WINDOW`] lines with no error
@@ -42,6 +48,10 @@ fn is_sticky(catalog: &Catalog, class: &str) -> bool {
 /// How many lines before a termination report a warning is taken for the
 /// process's last words.
 pub(crate) const FATAL_WINDOW: u64 = 20;
+
+/// How many lines after a wrapping message the failure it names may be
+/// listed (`... the following issues with CUDA components:` and the list).
+const WRAPPED_AFTER: u64 = 8;
 
 /// Whether `d`'s class is fallout of `what` when that comes first
 /// (`follows` in `classes.toml`).
@@ -239,7 +249,36 @@ pub(crate) fn link(
                 .flatten()
         });
     }
+    // A message that gives another failure as its reason (JAX's `Unable to
+    // initialize backend 'cuda': Unable to load cuDNN`) follows the nearest
+    // finding of a class its pattern `wraps` in the same source: on its
+    // line, before it, or on the few lines after it that list the reasons
+    // (`... the following issues with CUDA components:`), whatever the two
+    // severities.
+    for (i, d) in drafts.iter().enumerate() {
+        let wraps = &catalog.patterns()[d.pattern].wraps;
+        if caused_by[i].is_some() || wraps.is_empty() || d.carrier.is_some() {
+            continue;
+        }
+        caused_by[i] = drafts
+            .iter()
+            .enumerate()
+            .filter(|&(j, e)| {
+                j != i
+                    && e.first.source == d.first.source
+                    && e.first.line <= d.first.line + WRAPPED_AFTER
+                    && e.carrier.is_none()
+                    && wraps.contains(&e.class)
+            })
+            .min_by_key(|(_, e)| e.first.line.abs_diff(d.first.line))
+            .map(|(j, _)| j);
+    }
     caused_by
+}
+
+/// Whether `d`'s pattern reports a failure of `cause`'s class as its reason.
+fn wraps(catalog: &Catalog, d: &Draft, cause: &Draft) -> bool {
+    catalog.patterns()[d.pattern].wraps.contains(&cause.class)
 }
 
 /// For each finding that is a status carried by a symptom's message, the
@@ -293,6 +332,18 @@ pub(crate) fn primary(
 /// Evidence for a fallout finding: it follows from `cause`.
 pub(crate) fn explain(ctx: &Ctx<'_>, cause: &Draft, ws: &mut Weights) {
     let d = ctx.draft();
+    if wraps(ctx.catalog, d, cause) {
+        // The wrapped failure's own finding carries the causes; this one
+        // says only what it follows.
+        if let Some(top) = ctx.pattern.causes.first() {
+            let why = format!(
+                "follows {} on line {}: this message gives that failure as its reason",
+                cause.class, cause.first.line
+            );
+            ws.add(&top.id, 1.0, Some(why));
+        }
+        return;
+    }
     let why = if ctx
         .catalog
         .class(&cause.class)
