@@ -283,13 +283,19 @@ fn jax_falling_back_to_the_cpu_is_a_warning() {
     );
     assert_eq!(out.status.code(), Some(0));
     let r = json(&out);
-    // Warnings only: the most important one (no GPU is used) is primary.
-    assert_eq!(r.primary.as_deref(), Some("cuda.no_device"));
+    // Warnings only: the library that could not be loaded is primary, and
+    // JAX's fallback that gives it as the reason is its fallout.
+    assert_eq!(r.primary.as_deref(), Some("cudnn.library_missing"));
     assert_eq!(r.outcome, cudnnlog::report::Outcome::Degraded);
     assert!(r
         .findings
         .iter()
         .any(|f| f.class == "cudnn.library_missing" && f.first.line == 20));
+    assert!(r
+        .findings
+        .iter()
+        .any(|f| f.class == "cuda.no_device"
+            && f.fallout_of.as_deref() == Some("cudnn.library_missing")));
 }
 
 /// A unified diff of a golden file and what the scan printed, at most

@@ -17,6 +17,7 @@ pub const FIELDS: &[&str] = &[
     "cudnn_benchmark",
     "deterministic",
     "memory_growth",
+    "container",
 ];
 
 /// Turns a raw capture into the field's canonical spelling, or `None` when

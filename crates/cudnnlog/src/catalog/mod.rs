@@ -405,6 +405,8 @@ struct PatternFile {
     #[serde(default)]
     termination: bool,
     #[serde(default)]
+    wraps: Vec<String>,
+    #[serde(default)]
     sources: Vec<String>,
     #[serde(default)]
     facts: Vec<String>,
@@ -498,6 +500,12 @@ pub struct Pattern {
     /// nearest earlier failure, and a warning a few lines before it of the
     /// same writer was fatal.
     pub termination: bool,
+    /// The classes whose failures this pattern's message reports again as
+    /// its own reason (JAX's `Unable to initialize backend 'cuda': <the
+    /// library's error>`): the nearest finding of one of them in the same
+    /// source, on the same line, before it or on the few lines after it, is
+    /// the cause, and this finding its fallout.
+    pub wraps: Vec<String>,
     /// Where the message templates come from: `repo path (versions)` entries
     /// naming the framework source that prints them.
     pub sources: Vec<String>,

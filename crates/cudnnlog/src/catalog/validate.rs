@@ -260,6 +260,17 @@ pub(super) fn validate(
     if !classes.contains(p.class.as_str()) {
         return Err(bad(file, "class", format!("unknown class {:?}", p.class)));
     }
+    if let Some(c) = p
+        .wraps
+        .iter()
+        .find(|c| !classes.contains(c.as_str()) || **c == p.class)
+    {
+        return Err(bad(
+            file,
+            "wraps",
+            format!("{c:?} is not a class other than the pattern's own"),
+        ));
+    }
     validate_anchors(file, "anchors", &p.anchors)?;
     if p.fallback > MAX_FALLBACK {
         return Err(bad(
@@ -336,6 +347,7 @@ pub(super) fn validate(
         examples: p.examples,
         counterexamples: p.counterexamples,
         termination: p.termination,
+        wraps: p.wraps,
         sources: p.sources,
         file: file.to_string(),
     })

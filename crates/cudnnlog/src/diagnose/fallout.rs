@@ -21,9 +21,15 @@
 //!   "exited on signal") say how a process ended, not why: they follow from
 //!   the nearest earlier error.
 //!
-//! One message is never both a cause and its consequence: findings first
-//! seen on the same line are not linked as fallout (a status the message
-//! carries is linked by `carried_by` instead).
+//! * **wrapped failures** — a pattern that `wraps` other classes reports
+//!   their failure again as its own reason (JAX's `Unable to initialize
+//!   backend 'cuda': Unable to load cuDNN. Is it installed?`): it follows
+//!   the nearest finding of one of them on its line, before it or on the
+//!   few lines after it that list the reasons, warning or error.
+//!
+//! Otherwise one message is never both a cause and its consequence:
+//! findings first seen on the same line are not linked as fallout (a status
+//! the message carries is linked by `carried_by` instead).
 //!
 //! Before that, [`escalate`] makes a warning fatal when a termination report
 //! of the same writer follows it within [`FATAL_WINDOW`] lines with no error
@@ -62,6 +68,10 @@ fn sets_up(catalog: &Catalog, e: &Draft, class: &str) -> bool {
 /// How many lines before a termination report a warning is taken for the
 /// process's last words.
 pub(crate) const FATAL_WINDOW: u64 = 20;
+
+/// How many lines after a wrapping message the failure it names may be
+/// listed (`... the following issues with CUDA components:` and the list).
+const WRAPPED_AFTER: u64 = 8;
 
 /// Whether `d`'s class is fallout of `what` when that comes first
 /// (`follows` in `classes.toml`).
@@ -269,7 +279,38 @@ pub(crate) fn link(
                 .flatten()
         });
     }
+    // A message that gives another failure as its reason (JAX's `Unable to
+    // initialize backend 'cuda': Unable to load cuDNN`) follows the nearest
+    // finding of a class its pattern `wraps` in the same source: on its
+    // line, before it, or on the few lines after it that list the reasons
+    // (`... the following issues with CUDA components:`), whatever the two
+    // severities.
+    for (i, d) in drafts.iter().enumerate() {
+        let wraps = &catalog.patterns()[d.pattern].wraps;
+        if caused_by[i].is_some() || wraps.is_empty() || d.carrier.is_some() {
+            continue;
+        }
+        caused_by[i] = drafts
+            .iter()
+            .enumerate()
+            .filter(|&(j, e)| {
+                // Never a circle: two wrappers naming each other's class.
+                j != i
+                    && caused_by[j] != Some(i)
+                    && e.first.source == d.first.source
+                    && e.first.line <= d.first.line + WRAPPED_AFTER
+                    && e.carrier.is_none()
+                    && wraps.contains(&e.class)
+            })
+            .min_by_key(|(_, e)| e.first.line.abs_diff(d.first.line))
+            .map(|(j, _)| j);
+    }
     caused_by
+}
+
+/// Whether `d`'s pattern reports a failure of `cause`'s class as its reason.
+fn wraps(catalog: &Catalog, d: &Draft, cause: &Draft) -> bool {
+    catalog.patterns()[d.pattern].wraps.contains(&cause.class)
 }
 
 /// For each finding that is a status carried by a symptom's message, the
@@ -329,17 +370,30 @@ pub(crate) fn explain(
     ws: &mut Weights,
 ) {
     let d = ctx.draft();
-    if sets_up(ctx.catalog, cause, &d.class) && follows(ctx.catalog, d, Follows::Setup) {
-        // What failed to set up is why this call failed: its cause is
-        // this finding's too.
-        if let Some(top) = cause_of {
-            let why = format!(
-                "follows {} on line {}: that set-up failed, and every later call needing it fails with it",
-                cause.class, cause.first.line
-            );
-            ws.add(&top.id, 3.0, Some(why));
-            return;
+    // A wrapper, or a call whose set-up failed, names no new failure: it
+    // takes its cause's first cause, where that is known already (a
+    // wrapper's reason may be listed after it).
+    let why = if wraps(ctx.catalog, d, cause) {
+        Some("this message gives that failure as its reason")
+    } else if sets_up(ctx.catalog, cause, &d.class) && follows(ctx.catalog, d, Follows::Setup) {
+        Some("that set-up failed, and every later call needing it fails with it")
+    } else {
+        None
+    };
+    if let Some(why) = why {
+        let why = format!(
+            "follows {} on line {}: {why}",
+            cause.class, cause.first.line
+        );
+        match cause_of {
+            Some(top) => ws.add(&top.id, 3.0, Some(why)),
+            None => {
+                if let Some(top) = ctx.pattern.causes.first() {
+                    ws.add(&top.id, 1.0, Some(why));
+                }
+            }
         }
+        return;
     }
     let why = if ctx
         .catalog
