@@ -18,7 +18,7 @@
 
 use super::RankedCause;
 use super::{Ctx, Draft};
-use crate::catalog::remediation::{captures_of, placeholders};
+use crate::catalog::remediation::placeholders;
 use crate::catalog::Framework;
 use std::collections::BTreeSet;
 
@@ -45,10 +45,7 @@ pub(crate) fn gather(ctx: &Ctx<'_>, ranked: &[RankedCause]) -> Vec<String> {
         .iter()
         .flat_map(|c| super::rules::tailored(ctx, &c.id))
         .collect();
-    let mut captures = captures_of(&ctx.pattern.regex, &ctx.pattern.facts);
-    if ctx.pattern.table.is_some() || ctx.pattern.decodes.is_some() {
-        captures.extend(["status".to_string(), "code".to_string()]);
-    }
+    let captures = ctx.pattern.capture_names();
     let own: Vec<String> = ctx
         .pattern
         .remediations
