@@ -229,7 +229,7 @@ fn fill(r: &str, d: &Draft, captures: &BTreeSet<String>) -> Option<String> {
             &v.chars().filter(|c| !c.is_control()).collect::<String>(),
         ))
     };
-    let kept: Vec<String> = sentences(r)
+    let kept: Vec<String> = crate::text::sentences(r)
         .into_iter()
         .filter_map(|s| fill_sentence(s, &used, &value))
         .collect();
@@ -296,29 +296,6 @@ fn clip(s: &str) -> String {
     }
 }
 
-/// Sentences: split after `. ` outside code spans.
-fn sentences(r: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut in_code = false;
-    let b = r.as_bytes();
-    for i in 0..b.len() {
-        match b[i] {
-            b'`' => in_code = !in_code,
-            b'.' if !in_code && b.get(i + 1) == Some(&b' ') => {
-                out.push(r[start..=i].trim());
-                start = i + 2;
-            }
-            _ => {}
-        }
-    }
-    if start < r.len() {
-        out.push(r[start..].trim());
-    }
-    out.retain(|s| !s.is_empty());
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -355,14 +332,6 @@ mod tests {
         assert_eq!(
             fill_sentence("Needs {gone}.", &["gone".into()], &value),
             None
-        );
-    }
-
-    #[test]
-    fn sentences_split_outside_code() {
-        assert_eq!(
-            sentences("Run `a. b` first. Then {x}. Done"),
-            ["Run `a. b` first.", "Then {x}.", "Done"]
         );
     }
 }
