@@ -39,6 +39,41 @@ pub fn code_span(s: &str) -> String {
     format!("{fence}{pad}{s}{pad}{fence}")
 }
 
+/// The sentences of a remediation
+/// ([`Finding::remediations`](crate::report::Finding::remediations)): split
+/// after each `. ` outside code spans, trimmed, empty ones dropped. A
+/// remediation whose placeholder the log gave no value for loses the
+/// sentences, so split, that name it.
+///
+/// ```
+/// use cudnnlog::report::sentences;
+/// assert_eq!(
+///     sentences("Run `a. b` first. Then {x}. Done"),
+///     ["Run `a. b` first.", "Then {x}.", "Done"]
+/// );
+/// ```
+pub fn sentences(r: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut in_code = false;
+    let b = r.as_bytes();
+    for i in 0..b.len() {
+        match b[i] {
+            b'`' => in_code = !in_code,
+            b'.' if !in_code && b.get(i + 1) == Some(&b' ') => {
+                out.push(r[start..=i].trim());
+                start = i + 2;
+            }
+            _ => {}
+        }
+    }
+    if start < r.len() {
+        out.push(r[start..].trim());
+    }
+    out.retain(|s| !s.is_empty());
+    out
+}
+
 /// The longest run of `c` in `s`.
 pub(crate) fn longest_run(s: &str, c: char) -> usize {
     let (mut best, mut run) = (0, 0);

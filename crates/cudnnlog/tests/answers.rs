@@ -5,7 +5,7 @@
 //! the catalog's prior, and the report says so instead of giving a reason).
 
 use cudnnlog::fleet::primary_finding;
-use cudnnlog::report::{CauseBasis, FindingsSink};
+use cudnnlog::report::{sentences, CauseBasis, FindingsSink};
 use cudnnlog::{Catalog, Report, ScannerBuilder};
 use std::path::{Path, PathBuf};
 
@@ -182,25 +182,6 @@ fn a_pasted_message_gets_advice_for_its_own_stack() {
         assert!(!native.contains(framework), "{framework}: {native}");
     }
     assert!(native.contains("cudaMalloc"), "{native}");
-}
-
-/// The sentences of a remediation, split after `. ` outside code spans.
-fn sentences(r: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let (mut start, mut code) = (0, false);
-    for (i, c) in r.char_indices() {
-        match c {
-            '`' => code = !code,
-            '.' if !code && r[i + 1..].starts_with(' ') => {
-                out.push(r[start..=i].trim().to_string());
-                start = i + 2;
-            }
-            _ => {}
-        }
-    }
-    out.push(r[start.min(r.len())..].trim().to_string());
-    out.retain(|s| !s.is_empty());
-    out
 }
 
 /// Whether a sentence sends the reader back into the log: a verb of

@@ -168,23 +168,23 @@ fn lua_mxnet_and_julia_stacks_get_no_other_frameworks_advice() {
 /// for it), never left for the reader to look up.
 #[test]
 fn a_numbered_cudnn_status_is_named() {
-    let r = report(b"I0312 10:01:02.123456  4567 solver.cpp:228] Iteration 100, loss = 0.69\nOSError: (External) CUDNN error(8), \n");
-    let f = finding(&r, "cudnn.execution_failed");
-    assert!(
-        f.remediations
-            .iter()
-            .any(|x| x.starts_with("cuDNN status 8 is CUDNN_STATUS_EXECUTION_FAILED:")),
-        "{:#?}",
-        f.remediations
+    // The log's execution failure has a remediation starting `named`.
+    let names = |log: &[u8], named: &str| {
+        let r = report(log);
+        let f = finding(&r, "cudnn.execution_failed");
+        assert!(
+            f.remediations.iter().any(|x| x.starts_with(named)),
+            "{named}: {:#?}",
+            f.remediations
+        );
+    };
+    names(
+        b"I0312 10:01:02.123456  4567 solver.cpp:228] Iteration 100, loss = 0.69\nOSError: (External) CUDNN error(8), \n",
+        "cuDNN status 8 is CUDNN_STATUS_EXECUTION_FAILED:",
     );
     // A cuDNN 9 code TensorFlow's table cannot name; cudnnlog's can.
-    let r = report(b"2024-09-02 16:40:18.300511: E external/local_xla/xla/stream_executor/cuda/cuda_dnn.cc:8421] <unknown cudnn status: 5003>\n");
-    let f = finding(&r, "cudnn.execution_failed");
-    assert!(
-        f.remediations
-            .iter()
-            .any(|x| x.starts_with("cuDNN status 5003 is CUDNN_STATUS_EXECUTION_FAILED_CUDART")),
-        "{:#?}",
-        f.remediations
+    names(
+        b"2024-09-02 16:40:18.300511: E external/local_xla/xla/stream_executor/cuda/cuda_dnn.cc:8421] <unknown cudnn status: 5003>\n",
+        "cuDNN status 5003 is CUDNN_STATUS_EXECUTION_FAILED_CUDART",
     );
 }

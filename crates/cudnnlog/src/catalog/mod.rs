@@ -466,7 +466,7 @@ pub struct Pattern {
     /// the regex captures (`status`, `code` or `status_text`); the pattern's
     /// `class` is then the table's generic class.
     pub table: Option<String>,
-    /// A status table whose numbering the captured `code` uses, for a
+    /// A status table whose numbering the core regex's `code` uses, for a
     /// pattern of one class that reads a status printed as a number
     /// (`Check failed: status == CUDNN_STATUS_SUCCESS (4 vs. 0)`): the class
     /// stays the pattern's, and the member's name becomes the `status` fact

@@ -3,7 +3,7 @@
 //! (an f-string's `{local_rank}`) and `{{ … }}` is literal. Loading checks
 //! it; diagnosis fills it.
 
-use super::LazyRegex;
+use super::Pattern;
 use std::collections::BTreeSet;
 
 /// The placeholders a remediation uses: `{name}`, outside `{{ … }}`.
@@ -48,12 +48,21 @@ pub(crate) fn check(r: &str, captures: &BTreeSet<String>) -> Result<(), String> 
     Ok(())
 }
 
-/// The names of a pattern's captures: its regex's and its facts regexes'.
-pub(crate) fn captures_of(regex: &LazyRegex, facts: &[LazyRegex]) -> BTreeSet<String> {
-    std::iter::once(regex)
-        .chain(facts)
-        .flat_map(|r| r.names().map(str::to_string))
-        .collect()
+impl Pattern {
+    /// The names of the pattern's captures: its regex's and its fact
+    /// regexes', and `status` and `code` where a status table (`table` or
+    /// `decodes`) resolves them as facts. A remediation's placeholders, the
+    /// signature and the examples' facts name these.
+    pub(crate) fn capture_names(&self) -> BTreeSet<String> {
+        let mut names: BTreeSet<String> = std::iter::once(&self.regex)
+            .chain(&self.facts)
+            .flat_map(|r| r.names().map(str::to_string))
+            .collect();
+        if self.table.is_some() || self.decodes.is_some() {
+            names.extend(["status".to_string(), "code".to_string()]);
+        }
+        names
+    }
 }
 
 #[cfg(test)]

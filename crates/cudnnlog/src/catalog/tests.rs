@@ -169,6 +169,24 @@ fn errors_name_file_and_field() {
 }
 
 #[test]
+fn a_decoded_code_is_the_core_regexs() {
+    let statuses = "[[enum]]\nname = \"oomStatus_t\"\nlibrary = \"l\"\ngeneric = \"cuda.oom\"\n";
+    let with = |p: String| {
+        Catalog::from_files(vec![
+            ("classes.toml".into(), CLASSES.into()),
+            ("causes.toml".into(), CAUSES.into()),
+            ("statuses.toml".into(), statuses.into()),
+            ("dir/x-oom.toml".into(), p),
+        ])
+    };
+    let core = pattern("decodes = \"oomStatus_t\"")
+        .replace("'out of memory'", "'out of memory(?: (?P<code>\\d+))?'");
+    assert!(with(core).is_ok());
+    let fact = pattern("decodes = \"oomStatus_t\"\nfacts = ['memory (?P<code>\\d+)']");
+    assert_eq!(field_of(with(fact)).1, "decodes");
+}
+
+#[test]
 fn regex_size_is_limited() {
     let huge = pattern("").replace(
         "regex = 'out of memory'",

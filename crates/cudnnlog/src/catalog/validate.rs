@@ -289,13 +289,40 @@ pub(super) fn validate(
         }
         facts.push(r);
     }
+    let mut pattern = Pattern {
+        id: p.id,
+        class: p.class,
+        severity: p.severity,
+        stability: p.stability,
+        since: p.since,
+        summary: p.summary,
+        anchors: p.anchors,
+        regex,
+        facts,
+        confidence: p.confidence.unwrap_or(1.0),
+        table: p.table,
+        decodes: p.decodes,
+        reject: p.reject,
+        signature: p.signature,
+        remediations: p.remediations,
+        fallback: p.fallback,
+        scope: p.scope,
+        doc: p.doc,
+        causes: p.causes,
+        examples: p.examples,
+        counterexamples: p.counterexamples,
+        termination: p.termination,
+        wraps: p.wraps,
+        sources: p.sources,
+        file: file.to_string(),
+    };
     // What needs the regexes' group names is checked for a user's catalog;
     // the built-in one's were checked by the test suite (and parsing every
     // regex would cost its start-up what compiling them used to).
     if !lazy {
-        check_names(file, &p, &regex, &facts)?;
+        check_names(file, &pattern)?;
     }
-    let confidence = p.confidence.unwrap_or(1.0);
+    let confidence = pattern.confidence;
     if !(confidence > 0.0 && confidence <= 1.0) {
         return Err(bad(
             file,
@@ -303,7 +330,7 @@ pub(super) fn validate(
             format!("{confidence} is not in (0, 1]"),
         ));
     }
-    for c in &p.causes {
+    for c in &pattern.causes {
         if !causes.contains(c.id.as_str()) {
             return Err(bad(file, "causes.id", format!("unknown cause {:?}", c.id)));
         }
@@ -315,68 +342,25 @@ pub(super) fn validate(
             ));
         }
     }
-    if p.examples.is_empty() {
+    if pattern.examples.is_empty() {
         return Err(bad(
             file,
             "examples",
             "a pattern needs at least one example",
         ));
     }
-    let mut causes_sorted = p.causes;
-    causes_sorted.sort_by(|a, b| b.prior.total_cmp(&a.prior));
-    Ok(Pattern {
-        id: p.id,
-        class: p.class,
-        severity: p.severity,
-        stability: p.stability,
-        since: p.since,
-        summary: p.summary,
-        anchors: p.anchors,
-        regex,
-        facts,
-        confidence,
-        table: p.table,
-        decodes: p.decodes,
-        reject: p.reject,
-        signature: p.signature,
-        remediations: p.remediations,
-        fallback: p.fallback,
-        scope: p.scope,
-        doc: p.doc,
-        causes: causes_sorted,
-        examples: p.examples,
-        counterexamples: p.counterexamples,
-        termination: p.termination,
-        wraps: p.wraps,
-        sources: p.sources,
-        file: file.to_string(),
-    })
+    pattern.causes.sort_by(|a, b| b.prior.total_cmp(&a.prior));
+    Ok(pattern)
 }
 
 /// The checks that need a pattern's group names: remediation placeholders,
 /// the signature, the facts its examples expect.
-fn check_names(
-    file: &str,
-    p: &PatternFile,
-    regex: &LazyRegex,
-    facts: &[LazyRegex],
-) -> Result<(), Error> {
-    let mut captures = super::remediation::captures_of(regex, facts);
-    if p.table.is_some() || p.decodes.is_some() {
-        captures.extend(["status".to_string(), "code".to_string()]);
-    }
+fn check_names(file: &str, p: &Pattern) -> Result<(), Error> {
+    let captures = p.capture_names();
     for r in &p.remediations {
         super::remediation::check(r, &captures).map_err(|m| bad(file, "remediations", m))?;
     }
-    let mut names: HashSet<&str> = regex
-        .names()
-        .chain(facts.iter().flat_map(|f| f.names()))
-        .collect();
-    // A status table resolves the status's name and code as facts.
-    if p.table.is_some() || p.decodes.is_some() {
-        names.extend(["status", "code"]);
-    }
-    if let Some(s) = p.signature.iter().find(|s| !names.contains(s.as_str())) {
+    if let Some(s) = p.signature.iter().find(|s| !captures.contains(*s)) {
         return Err(bad(
             file,
             "signature",
@@ -384,7 +368,7 @@ fn check_names(
         ));
     }
     for ex in &p.examples {
-        if let Some(k) = ex.facts.keys().find(|k| !names.contains(k.as_str())) {
+        if let Some(k) = ex.facts.keys().find(|k| !captures.contains(*k)) {
             return Err(bad(
                 file,
                 "examples.facts",
@@ -418,17 +402,13 @@ pub(super) fn validate_table(
                 format!("unknown status table {table:?}"),
             ));
         }
-        if !lazy
-            && !p
-                .regex
-                .names()
-                .chain(p.facts.iter().flat_map(|f| f.names()))
-                .any(|n| n == "code")
-        {
+        // Scanning decodes the core's `code` only: a fact regex runs only
+        // when a sink asks for facts.
+        if !lazy && !p.regex.names().any(|n| n == "code") {
             return Err(bad(
                 file,
                 "decodes",
-                "the regexes capture no `code` to decode".to_string(),
+                "the core regex captures no `code` to decode".to_string(),
             ));
         }
         return Ok(());

@@ -18,7 +18,7 @@
 
 use super::RankedCause;
 use super::{Ctx, Draft};
-use crate::catalog::remediation::{captures_of, placeholders};
+use crate::catalog::remediation::placeholders;
 use crate::catalog::Framework;
 use std::collections::BTreeSet;
 
@@ -45,10 +45,7 @@ pub(crate) fn gather(ctx: &Ctx<'_>, ranked: &[RankedCause]) -> Vec<String> {
         .iter()
         .flat_map(|c| super::rules::tailored(ctx, &c.id))
         .collect();
-    let mut captures = captures_of(&ctx.pattern.regex, &ctx.pattern.facts);
-    if ctx.pattern.table.is_some() || ctx.pattern.decodes.is_some() {
-        captures.extend(["status".to_string(), "code".to_string()]);
-    }
+    let captures = ctx.pattern.capture_names();
     let own: Vec<String> = ctx
         .pattern
         .remediations
@@ -57,7 +54,7 @@ pub(crate) fn gather(ctx: &Ctx<'_>, ranked: &[RankedCause]) -> Vec<String> {
         .collect();
     let family = d.family();
     let fw = match framework {
-        Stack::Framework(f) => Some(f),
+        Stack::Framework(f) => Some(f.id.as_str()),
         _ => None,
     };
     // Each likely cause's advice, the framework's own first.
@@ -95,27 +92,33 @@ pub(crate) fn gather(ctx: &Ctx<'_>, ranked: &[RankedCause]) -> Vec<String> {
     out
 }
 
-/// The frameworks a text names, by the catalog's markers.
+/// The ids of the frameworks a text names, by the catalog's markers.
 fn names<'c>(ctx: &Ctx<'c>, text: &str) -> Vec<&'c str> {
     holding(ctx, text, |f| &f.markers)
-}
-
-/// The frameworks one of whose `words` (markers or wording) `text` holds.
-fn holding<'c>(ctx: &Ctx<'c>, text: &str, words: fn(&Framework) -> &[String]) -> Vec<&'c str> {
-    ctx.catalog
-        .frameworks()
-        .iter()
-        .filter(|f| words(f).iter().any(|w| text.contains(w.as_str())))
+        .into_iter()
         .map(|f| f.id.as_str())
         .collect()
 }
 
+/// The frameworks one of whose `words` (markers or wording) `text` holds.
+fn holding<'c>(
+    ctx: &Ctx<'c>,
+    text: &str,
+    words: fn(&Framework) -> &[String],
+) -> Vec<&'c Framework> {
+    ctx.catalog
+        .frameworks()
+        .iter()
+        .filter(|f| words(f).iter().any(|w| text.contains(w.as_str())))
+        .collect()
+}
+
 /// The stack the failing message comes from, as far as the log tells.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 enum Stack<'a> {
     /// A framework: the environment's, else the one the message names or
     /// words (when exactly one).
-    Framework(&'a str),
+    Framework(&'a Framework),
     /// No known framework: the pattern's own advice (written for the
     /// frameworks whose message it matches) and generic advice; a cause's
     /// advice naming a framework would be a guess.
@@ -132,12 +135,13 @@ fn framework_of<'c>(ctx: &Ctx<'c>) -> Stack<'c> {
             .iter()
             .find(|f| f.id == v || f.aliases.iter().any(|a| a == v))
         {
-            return Stack::Framework(&f.id);
+            return Stack::Framework(f);
         }
     }
     let message = &ctx.draft().message;
-    let one = |found: Vec<&'c str>| (found.len() == 1).then(|| found[0]);
-    if let Some(f) = one(names(ctx, message)).or_else(|| one(holding(ctx, message, |f| &f.wording)))
+    let one = |found: Vec<&'c Framework>| (found.len() == 1).then(|| found[0]);
+    if let Some(f) = one(holding(ctx, message, |f| &f.markers))
+        .or_else(|| one(holding(ctx, message, |f| &f.wording)))
     {
         return Stack::Framework(f);
     }
@@ -168,13 +172,7 @@ fn fits(ctx: &Ctx<'_>, r: &str, stack: Stack<'_>, own: bool) -> bool {
     let named = names(ctx, r);
     match stack {
         Stack::Framework(f) => {
-            let python = ctx
-                .catalog
-                .frameworks()
-                .iter()
-                .find(|x| x.id == f)
-                .is_none_or(|x| x.python);
-            (named.is_empty() || named.contains(&f)) && (python || !runs_python(r))
+            (named.is_empty() || named.contains(&f.id.as_str())) && (f.python || !runs_python(r))
         }
         Stack::Unknown => own || named.is_empty(),
         Stack::Native => named.is_empty() && !runs_python(r),
@@ -231,7 +229,7 @@ fn fill(r: &str, d: &Draft, captures: &BTreeSet<String>) -> Option<String> {
             &v.chars().filter(|c| !c.is_control()).collect::<String>(),
         ))
     };
-    let kept: Vec<String> = sentences(r)
+    let kept: Vec<String> = crate::text::sentences(r)
         .into_iter()
         .filter_map(|s| fill_sentence(s, &used, &value))
         .collect();
@@ -298,29 +296,6 @@ fn clip(s: &str) -> String {
     }
 }
 
-/// Sentences: split after `. ` outside code spans.
-fn sentences(r: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut in_code = false;
-    let b = r.as_bytes();
-    for i in 0..b.len() {
-        match b[i] {
-            b'`' => in_code = !in_code,
-            b'.' if !in_code && b.get(i + 1) == Some(&b' ') => {
-                out.push(r[start..=i].trim());
-                start = i + 2;
-            }
-            _ => {}
-        }
-    }
-    if start < r.len() {
-        out.push(r[start..].trim());
-    }
-    out.retain(|s| !s.is_empty());
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -357,14 +332,6 @@ mod tests {
         assert_eq!(
             fill_sentence("Needs {gone}.", &["gone".into()], &value),
             None
-        );
-    }
-
-    #[test]
-    fn sentences_split_outside_code() {
-        assert_eq!(
-            sentences("Run `a. b` first. Then {x}. Done"),
-            ["Run `a. b` first.", "Then {x}.", "Done"]
         );
     }
 }

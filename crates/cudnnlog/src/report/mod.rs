@@ -45,7 +45,7 @@ pub use crate::facts::Fact;
 pub use crate::fields::FIELDS as ENVIRONMENT_FIELDS;
 pub use crate::framer::MAX_LINE_TEXT;
 pub use crate::prefix::{Timestamp, Zone};
-pub use crate::text::code_span;
+pub use crate::text::{code_span, sentences};
 pub use crate::unclassified::WILDCARD;
 pub use culprit::{Basis, Culprit, EvidenceLine};
 

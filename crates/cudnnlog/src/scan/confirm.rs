@@ -81,10 +81,7 @@ pub(crate) fn confirm<'t, 'c>(
         let (class, fallback, status) = match p.table.as_deref() {
             // A number of a known enum is named; the class stays the pattern's.
             None => {
-                let named = p.decodes.as_deref().and_then(|t| {
-                    let (_, r, _) = resolve(catalog, p, t, &caps, scope)?;
-                    r.name.is_some().then_some(r)
-                });
+                let named = p.decodes.as_deref().and_then(|t| decode(catalog, t, &caps));
                 (p.class.as_str(), p.fallback, named)
             }
             Some(table) => match resolve(catalog, p, table, &caps, scope) {
@@ -323,6 +320,21 @@ fn resolve<'c>(
     let text = find("status_text");
     let r = table.resolve(name.as_deref(), code, text.as_deref())?;
     Some((r.class, r, table.is_generic(r.class)))
+}
+
+/// The member of a `decodes` table that the core regex's `code` numbers,
+/// when the table names it. The core captures the code (loading checks
+/// it), so no fact regex runs: those run only when a sink asks for facts.
+/// A name the log spelled is a fact of its own, which the decoded name
+/// only stands in for where the log did not spell one.
+fn decode<'c>(
+    catalog: &'c Catalog,
+    table: &str,
+    caps: &regex::Captures<'_>,
+) -> Option<Resolved<'c>> {
+    let code = caps.name("code")?.as_str().trim().parse::<i64>().ok();
+    let r = catalog.status_table(table)?.resolve(None, code, None)?;
+    r.name.is_some().then_some(r)
 }
 
 fn is_status(catalog: &Catalog, class: &str) -> bool {
