@@ -222,7 +222,9 @@ fn sends_back_to_the_log(sentence: &str) -> bool {
             }
         })
         .to_lowercase();
-    verb.is_match(&text) && place.is_match(&text)
+    // Scrolling is only ever done in the log.
+    let scroll = text.contains("scroll up") || text.contains("scroll back");
+    scroll || (verb.is_match(&text) && place.is_match(&text))
 }
 
 /// A remediation never asks the reader to do what the report did: to

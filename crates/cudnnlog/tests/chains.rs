@@ -130,3 +130,20 @@ fn a_set_up_scope_must_name_a_class_family() {
         "{msg}"
     );
 }
+
+/// TensorFlow's "Cannot dlopen some GPU libraries" gives the libraries
+/// named before it as its reason: with warnings only, the missing library
+/// is the primary warning and the skipped GPU its fallout, not the other
+/// way round (`warning_order` ranks "no GPU" first).
+#[test]
+fn tensorflow_skipping_the_gpu_follows_the_library_it_could_not_load() {
+    let r = report(
+        b"2021-06-01 10:00:00.000001: W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library 'libcudnn.so.8'; dlerror: libcudnn.so.8: cannot open shared object file: No such file or directory\n\
+          2021-06-01 10:00:00.000002: W tensorflow/core/common_runtime/gpu/gpu_device.cc:1835] Cannot dlopen some GPU libraries. Please make sure the missing libraries mentioned above are installed properly if you would like to use GPU. Follow the guide at https://www.tensorflow.org/install/gpu for how to download and setup the required libraries for your platform.\n\
+          Skipping registering GPU devices...\nEpoch 1/3\n",
+    );
+    assert_eq!(r.primary.as_deref(), Some("cudnn.library_missing"));
+    let skipped = finding(&r, "cuda.no_device");
+    assert_eq!(skipped.fallout_of.as_deref(), Some("cudnn.library_missing"));
+    assert!(skipped.remediations.is_empty());
+}
