@@ -6,20 +6,7 @@
 
 mod common;
 
-use common::{finding, report};
-use cudnnlog::Report;
-
-fn fact(r: &Report, class: &str, name: &str) -> String {
-    let f = finding(r, class);
-    f.facts
-        .get(name)
-        .map(ToString::to_string)
-        .unwrap_or_else(|| panic!("no {name} in {:?}", f.facts))
-}
-
-fn has(r: &Report, class: &str) -> bool {
-    r.findings.iter().any(|f| f.class == class)
-}
+use common::{fact, finding, has, report};
 
 // ---------------------------------------------------------------- Windows NTSTATUS exit codes
 

@@ -7,21 +7,9 @@
 
 mod common;
 
-use common::{finding, report};
+use common::{fact, finding, has, report};
 use cudnnlog::catalog::Severity;
 use cudnnlog::Report;
-
-fn fact(r: &Report, class: &str, name: &str) -> String {
-    let f = finding(r, class);
-    f.facts
-        .get(name)
-        .map(ToString::to_string)
-        .unwrap_or_else(|| panic!("no {name} in {:?}", f.facts))
-}
-
-fn has(r: &Report, class: &str) -> bool {
-    r.findings.iter().any(|f| f.class == class)
-}
 
 fn top_cause(r: &Report, class: &str) -> String {
     finding(r, class).causes[0].id.clone()

@@ -19,7 +19,7 @@
 
 use super::verdict::{cause, first, headline, outcome};
 use super::{clip, plural, sanitize, seen, shown_environment, Ctx, Render, TABLE_TEMPLATES};
-use cudnnlog::catalog::{Catalog, Severity};
+use cudnnlog::catalog::Catalog;
 use cudnnlog::fleet::{FleetDocument, Summary, Triaged};
 use cudnnlog::report::Report;
 use std::io::Write;
@@ -230,10 +230,7 @@ pub fn markdown(out: &mut impl Write, report: &Report, catalog: &Catalog) -> std
     writeln!(out, "## cudnnlog report")?;
     writeln!(out)?;
     let lines = report.sources.iter().map(|s| s.lines).sum::<u64>();
-    // A status shown with its symptom is not a finding of its own here.
-    let shown = || report.findings.iter().filter(|f| !super::folded(report, f));
-    let errors = shown().filter(|f| f.severity == Severity::Error).count();
-    let warnings = shown().count() - errors;
+    let (errors, warnings) = super::counts(report);
     writeln!(
         out,
         "Scanned {} ({lines} line{}): **{} error finding{}**, {} warning{}.",

@@ -334,26 +334,19 @@ fn release_range(ranges: &[&str]) -> Option<String> {
         if v.is_empty() || !v.starts_with(|ch: char| ch.is_ascii_digit()) {
             return None;
         }
-        let tighter_lower = |l: &Option<(String, bool)>, incl: bool| match l {
+        // Whether the bound (v, incl) is tighter than `old`, the tighter
+        // side being `toward` (Greater for a lower bound, Less for an upper).
+        let tighter = |old: &Option<(String, bool)>, incl: bool, toward: Ordering| match old {
             None => true,
             Some((old, old_incl)) => match cmp_versions(v, old) {
-                Ordering::Greater => true,
                 Ordering::Equal => *old_incl && !incl,
-                Ordering::Less => false,
+                o => o == toward,
             },
         };
-        let tighter_upper = |u: &Option<(String, bool)>, incl: bool| match u {
-            None => true,
-            Some((old, old_incl)) => match cmp_versions(v, old) {
-                Ordering::Less => true,
-                Ordering::Equal => *old_incl && !incl,
-                Ordering::Greater => false,
-            },
-        };
-        if matches!(op, ">=" | ">" | "==" | "=") && tighter_lower(&lower, op != ">") {
+        if matches!(op, ">=" | ">" | "==" | "=") && tighter(&lower, op != ">", Ordering::Greater) {
             lower = Some((v.to_string(), op != ">"));
         }
-        if matches!(op, "<=" | "<" | "==" | "=") && tighter_upper(&upper, op != "<") {
+        if matches!(op, "<=" | "<" | "==" | "=") && tighter(&upper, op != "<", Ordering::Less) {
             upper = Some((v.to_string(), op != "<"));
         }
     }
@@ -409,6 +402,17 @@ pub(crate) fn plural(n: usize) -> &'static str {
 pub(crate) fn folded(report: &Report, f: &Finding) -> bool {
     f.carried_by
         .is_some_and(|i| i < report.findings.len() && report.findings[i].carried_by.is_none())
+}
+
+/// The error and warning findings a human view counts: a status shown
+/// with its symptom ([`folded`]) is not one of its own.
+pub(crate) fn counts(report: &Report) -> (usize, usize) {
+    let shown = report.findings.iter().filter(|f| !folded(report, f));
+    let errors = shown
+        .clone()
+        .filter(|f| f.severity == Severity::Error)
+        .count();
+    (errors, shown.count() - errors)
 }
 
 /// The classes of the statuses the finding at `index` carries and shows

@@ -237,10 +237,7 @@ fn details(out: &mut impl Write, view: &View<'_>) -> std::io::Result<()> {
     let width = style.width;
     let bytes: u64 = report.sources.iter().map(|s| s.bytes).sum();
     let lines: u64 = report.sources.iter().map(|s| s.lines).sum();
-    // A status shown with its symptom is not a finding of its own here.
-    let shown = || report.findings.iter().filter(|f| !folded(report, f));
-    let errors = shown().filter(|f| f.severity == Severity::Error).count();
-    let warnings = shown().count() - errors;
+    let (errors, warnings) = super::counts(report);
     writeln!(out)?;
     let scanned = format!(
         "scanned {} source{} ({} bytes, {} lines): {} error finding{}, {} warning{}",

@@ -19,3 +19,19 @@ pub fn finding<'r>(r: &'r Report, class: &str) -> &'r Finding {
         .find(|f| f.class == class)
         .unwrap_or_else(|| panic!("no {class} in {:#?}", r.findings))
 }
+
+/// The fact `name` of the finding of `class`, as text; panics when absent.
+#[allow(dead_code)] // not every test file reads facts
+pub fn fact(r: &Report, class: &str, name: &str) -> String {
+    let f = finding(r, class);
+    f.facts
+        .get(name)
+        .map(ToString::to_string)
+        .unwrap_or_else(|| panic!("no {name} in {:?}", f.facts))
+}
+
+/// Whether the report has a finding of `class`.
+#[allow(dead_code)] // not every test file asks
+pub fn has(r: &Report, class: &str) -> bool {
+    r.findings.iter().any(|f| f.class == class)
+}
