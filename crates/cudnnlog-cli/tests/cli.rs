@@ -537,6 +537,7 @@ fn a_prior_is_never_shown_as_a_reason() {
     let why = |text: &str| {
         let at = text.find("  why: ").expect("a why line");
         let w = text[at..].split("  fix: ").next().unwrap();
+        let w = w.split("  job: ").next().unwrap();
         w.split_whitespace().collect::<Vec<_>>().join(" ")
     };
     let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");

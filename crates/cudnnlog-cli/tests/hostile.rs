@@ -438,7 +438,7 @@ fn a_skipped_file_is_never_silent() {
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(
             text.contains(
-                "2 jobs: 1 failed, 1 clean; skipped 3 files: 2 binary, 1 not a log by name"
+                "2 jobs: 1 failed, 1 clean; action: 1 stop; skipped 3 files: 2 binary, 1 not a log by name"
             ),
             "{format}: {text}"
         );

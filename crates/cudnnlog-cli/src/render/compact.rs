@@ -45,7 +45,7 @@ impl Render for Compact {
 
 /// The report as lines for a pipe, as rg and ruff write them: one per
 /// finding (`path:line: severity class: message`), then the verdict's
-/// `primary:`, `cause:` and `fix:` lines. No box drawing, no colour, no
+/// `primary:`, `culprit:`, `cause:`, `action:` and `fix:` lines. No box drawing, no colour, no
 /// wrapping.
 pub fn report(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
     let one_line = |s: &str| sanitize(s).replace('\n', " ");
@@ -103,13 +103,16 @@ pub fn report(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
             None => writeln!(out, "cause: {}: {PRIOR_ONLY}", c.id)?,
         }
     }
+    if let (Some(a), Some(why)) = (report.action, &report.retryable_because) {
+        writeln!(out, "action: {a}: {}", one_line(why))?;
+    }
     if let Some(r) = f.remediations.first() {
         writeln!(out, "fix: {}", one_line(r))?;
     }
     Ok(())
 }
 
-/// One job's line: `path[:line]: outcome [class: message]`.
+/// One job's line: `path[:line]: outcome [(action)] [class: message]`.
 fn job_line(out: &mut impl Write, v: &Verdict) -> std::io::Result<()> {
     let one_line = |s: &str| sanitize(s).replace('\n', " ");
     let what = match (&v.primary, &v.message, &v.error) {
@@ -121,7 +124,13 @@ fn job_line(out: &mut impl Write, v: &Verdict) -> std::io::Result<()> {
         .first
         .as_ref()
         .map_or(String::new(), |p| format!(":{}", p.line));
-    writeln!(out, "{}{at}: {} {what}", one_line(&v.path), outcome(v))
+    let action = v.action.map_or(String::new(), |a| format!(" ({a})"));
+    writeln!(
+        out,
+        "{}{at}: {}{action} {what}",
+        one_line(&v.path),
+        outcome(v)
+    )
 }
 
 /// A line per job (`path: outcome class: message`), then the counts and

@@ -17,7 +17,7 @@
 //! - Control characters (terminal escapes, `\r`, NUL) are replaced by
 //!   U+FFFD everywhere.
 
-use super::verdict::{cause, first, headline, outcome};
+use super::verdict::{action, cause, first, headline, outcome};
 use super::{clip, plural, sanitize, seen, shown_environment, Ctx, Render, TABLE_TEMPLATES};
 use cudnnlog::catalog::Catalog;
 use cudnnlog::fleet::{FleetDocument, Summary, Triaged};
@@ -252,6 +252,10 @@ pub fn markdown(out: &mut impl Write, report: &Report, catalog: &Catalog) -> std
         } else {
             writeln!(out, "Primary failure: **{}**.", code_span(p))?;
         }
+        if let (Some(a), Some(why)) = (report.action, &report.retryable_because) {
+            writeln!(out)?;
+            writeln!(out, "Action: **{a}** — {}", escape(why, false))?;
+        }
     }
     if !report.findings.is_empty() {
         writeln!(out)?;
@@ -453,14 +457,15 @@ pub fn fleet(out: &mut impl Write, done: &[Triaged], summary: &Summary) -> std::
     }
     writeln!(out, "### Jobs")?;
     writeln!(out)?;
-    writeln!(out, "| outcome | primary | first | cause | job |")?;
-    writeln!(out, "|---|---|---|---|---|")?;
+    writeln!(out, "| outcome | action | primary | first | cause | job |")?;
+    writeln!(out, "|---|---|---|---|---|---|")?;
     for t in done {
         let v = &t.verdict;
         writeln!(
             out,
-            "| {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} |",
             outcome(v),
+            action(v),
             v.primary
                 .as_ref()
                 .map_or_else(|| "-".into(), |p| code_span(p)),

@@ -128,8 +128,9 @@ struct View<'a> {
 }
 
 /// The answer, in a few lines: what failed and where, who (the culprit
-/// rank), why (the top cause and its key evidence), what to do (the first
-/// remediation, its commands on lines of their own).
+/// rank), why (the top cause and its key evidence), what to fix (the
+/// first remediation, its commands on lines of their own), what to do with
+/// the job (retry, stop or investigate, and why).
 fn verdict(out: &mut impl Write, view: &View<'_>) -> std::io::Result<()> {
     let View {
         report,
@@ -201,6 +202,15 @@ fn verdict(out: &mut impl Write, view: &View<'_>) -> std::io::Result<()> {
         for line in remediation(&sanitize(r), width, "  fix: ", "       ") {
             writeln!(out, "{line}")?;
         }
+    }
+    if let (Some(a), Some(because)) = (report.action, &report.retryable_because) {
+        let job = format!("{} — {}", paint.wrap("1", a.as_str()), sanitize(because));
+        clipped(
+            out,
+            wrap(&job, width, "  job: ", "       "),
+            WHY_LINES,
+            width,
+        )?;
     }
     Ok(())
 }

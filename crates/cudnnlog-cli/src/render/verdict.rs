@@ -11,6 +11,11 @@ pub(crate) fn outcome(v: &Verdict) -> &'static str {
     v.outcome.map_or("unreadable", Outcome::as_str)
 }
 
+/// What to do with the job: `retry`, `stop`, `investigate`, or `-`.
+pub(crate) fn action(v: &Verdict) -> &'static str {
+    v.action.map_or("-", cudnnlog::report::Action::as_str)
+}
+
 /// Where the primary failure was first seen: `file:line`, with the rank.
 pub(crate) fn first(v: &Verdict) -> String {
     let Some(p) = &v.first else {
@@ -43,8 +48,9 @@ pub(crate) fn cause(v: &Verdict) -> String {
     }
 }
 
-/// `158 jobs: 120 failed, 6 degraded, 30 clean, 2 unreadable; skipped 3
-/// files: 1 binary, 2 not logs by name`.
+/// `158 jobs: 120 failed, 6 degraded, 30 clean, 2 unreadable; action: 40
+/// retry, 80 stop, 6 investigate; skipped 3 files: 1 binary, 2 not logs
+/// by name`.
 pub(crate) fn headline(s: &Summary) -> String {
     let mut parts = vec![format!("{} failed", s.failed)];
     if s.degraded > 0 {
@@ -54,8 +60,16 @@ pub(crate) fn headline(s: &Summary) -> String {
     if s.unreadable > 0 {
         parts.push(format!("{} unreadable", s.unreadable));
     }
+    let actions: Vec<String> = cudnnlog::report::Action::ALL
+        .iter()
+        .filter_map(|a| s.by_action.get(a).map(|n| format!("{n} {a}")))
+        .collect();
+    let actions = match actions.is_empty() {
+        true => String::new(),
+        false => format!("; action: {}", actions.join(", ")),
+    };
     let skipped = skips(&s.skipped).map_or(String::new(), |k| format!("; {k}"));
-    format!("{} jobs: {}{skipped}", s.jobs, parts.join(", "))
+    format!("{} jobs: {}{actions}{skipped}", s.jobs, parts.join(", "))
 }
 
 /// What the walk of directories left out, counted by reason: `skipped 3

@@ -213,23 +213,19 @@ impl Actions {
 
     /// The first decision whose id the catalog does not know, with what
     /// kind of id it should have been: `("class", "no.such")`.
-    pub(crate) fn unknown(
-        &self,
+    pub(crate) fn unknown<'a>(
+        &'a self,
         class: &dyn Fn(&str) -> bool,
         cause: &dyn Fn(&str) -> bool,
         pattern: &dyn Fn(&str) -> bool,
-    ) -> Option<(&'static str, &str)> {
-        let kinds: [(&'static str, &Vec<ActionRule>, &dyn Fn(&str) -> bool); 3] = [
-            ("class", &self.classes, class),
-            ("cause", &self.causes, cause),
-            ("pattern", &self.patterns, pattern),
-        ];
-        kinds.into_iter().find_map(|(kind, rules, known)| {
-            rules
-                .iter()
-                .find(|r| !known(&r.id))
-                .map(|r| (kind, r.id.as_str()))
-        })
+    ) -> Option<(&'static str, &'a str)> {
+        let unknown = |rules: &'a [ActionRule], known: &dyn Fn(&str) -> bool| {
+            rules.iter().find(|r| !known(&r.id)).map(|r| r.id.as_str())
+        };
+        unknown(&self.classes, class)
+            .map(|id| ("class", id))
+            .or_else(|| unknown(&self.causes, cause).map(|id| ("cause", id)))
+            .or_else(|| unknown(&self.patterns, pattern).map(|id| ("pattern", id)))
     }
 
     /// The first decision with no reason written.

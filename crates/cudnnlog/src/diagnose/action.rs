@@ -21,7 +21,6 @@ use super::timeline::SourceRole;
 use crate::catalog::{Action, Catalog, Severity};
 use crate::report::{CauseBasis, Finding, Place};
 
-
 /// The share of its causes' confidence that must agree for an
 /// `investigate` class to take their action.
 const AGREE: f64 = 0.75;
@@ -120,41 +119,45 @@ fn failures(findings: &[Finding], roles: &[SourceRole]) -> Vec<(usize, usize, Op
             }
         }
     }
-    first.into_iter().map(|(r, (_, _, i, s))| (r, i, s)).collect()
+    first
+        .into_iter()
+        .map(|(r, (_, _, i, s))| (r, i, s))
+        .collect()
 }
 
 /// The decision of the job's attempts, when it has several runs that
-/// failed and the last two say something.
+/// failed and the last two say something. Runs are ordered by the time of
+/// their failure when every one has a clock (rotated files list the
+/// newest first), else in the order of their sources.
 fn attempts(findings: &[Finding], roles: &[SourceRole]) -> Option<(Action, String)> {
     let runs: std::collections::BTreeSet<usize> = roles.iter().map(|r| r.run).collect();
     if runs.len() < 2 {
         return None;
     }
-    // Runs are numbered for the reader in the order of their first source.
-    let number = |run: usize| runs.iter().position(|&r| r == run).map_or(0, |n| n + 1);
-    let failed = failures(findings, roles);
-    let [.., (ra, ia, sa), (rb, ib, sb)] = failed.as_slice() else {
+    let mut failed = failures(findings, roles);
+    let time = |&(_, i, _): &(usize, usize, Option<u64>)| findings[i].first.timestamp.clone();
+    if failed.iter().all(|f| time(f).is_some()) {
+        failed.sort_by_key(|f| time(f));
+    }
+    let [.., (_, ia, sa), (_, ib, sb)] = failed.as_slice() else {
         return None;
     };
-    let (a, b) = (number(*ra), number(*rb));
     let (sa, sb) = ((*sa)?, (*sb)?);
+    let class = &findings[*ib].class;
     if ia == ib && sa == sb {
         return Some((
             Action::Stop,
-            format!(
-                "attempts {a} and {b} failed the same way ({}) at the same step, {sa}: the next one will too.",
-                findings[*ib].class
-            ),
+            format!("the last two attempts failed the same way ({class}) at the same step, {sa}: the next one will too."),
         ));
     }
     (sb > sa).then(|| {
         let how = match ia == ib {
-            true => format!("the same way ({})", findings[*ib].class),
-            false => format!("with {}", findings[*ib].class),
+            true => format!("the same way ({class})"),
+            false => format!("with {class}"),
         };
         (
             Action::Retry,
-            format!("attempt {b} got further than attempt {a} (step {sb}, past step {sa}) before it failed {how}: the job progresses between failures."),
+            format!("the last attempt got further than the one before (step {sb}, past step {sa}) before it failed {how}: the job progresses between failures."),
         )
     })
 }

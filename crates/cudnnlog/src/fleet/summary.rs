@@ -51,8 +51,8 @@ pub struct Summary {
     pub unreadable: u64,
     /// Jobs by primary class.
     pub by_primary: BTreeMap<String, u64>,
-    /// Failed jobs by action: `retry`, `stop`, `investigate` (the
-    /// actions no job had are absent).
+    /// Jobs by action (failed and degraded ones): `retry`, `stop`,
+    /// `investigate`; the actions no job had are absent.
     #[serde(default)]
     pub by_action: BTreeMap<crate::report::Action, u64>,
     /// Jobs by fingerprint: the count of each group.
@@ -251,6 +251,9 @@ impl Summary {
         }
         for (k, n) in other.skipped {
             *self.skipped.entry(k).or_default() += n;
+        }
+        for (k, n) in other.by_action {
+            *self.by_action.entry(k).or_default() += n;
         }
         for (g, weight) in other.groups.into_iter().zip(other.weights) {
             match self.index.get(&g.fingerprint) {

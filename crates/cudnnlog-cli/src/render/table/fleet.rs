@@ -1,7 +1,7 @@
 //! The fleet as a table of jobs (at most [`TABLE_JOBS`](super::TABLE_JOBS), the failed
 //! first), then the counts and the largest fingerprint groups.
 
-use super::super::verdict::{cause, first, headline, outcome};
+use super::super::verdict::{action, cause, first, headline, outcome};
 use super::super::{clip, sanitize, sanitize_line, Paint, Style};
 use crate::term::{self, columns, wrap};
 use cudnnlog::fleet::{Summary, Triaged};
@@ -32,6 +32,7 @@ pub fn fleet(
             let v = &t.verdict;
             let mut row = vec![
                 outcome(v).to_string(),
+                action(v).to_string(),
                 v.primary.clone().unwrap_or_else(|| "-".into()),
                 clip(&first(v), TABLE_TEXT),
             ];
@@ -42,7 +43,7 @@ pub fn fleet(
             row
         })
         .collect();
-    let mut header = vec!["OUTCOME", "PRIMARY", "FIRST"];
+    let mut header = vec!["OUTCOME", "ACTION", "PRIMARY", "FIRST"];
     if with_cause {
         header.push("CAUSE");
     }
