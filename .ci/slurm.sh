@@ -261,6 +261,13 @@ grep -q "\"$tmp/jobs/oom-train-$id1.out\", \"$tmp/jobs/oom-train-$id1.err\"" "$v
 c1=$(comment_of "$id1")
 case $c1 in "cudnnlog: failed cuda.oom"*) ;; *) fail "job $id1: comment '$c1'" ;; esac
 [ "$c1" = "$(field "$v" comment)" ] || fail "job $id1: comment '$c1' is not the verdict's"
+# The report's action (retry, stop, investigate), when it gives one, is on
+# the verdict and in the comment.
+act=$(sed -n '/^  "report": {/,$p' "$v" | sed -n 's/^    "action": "\(.*\)",\{0,1\}$/\1/p')
+if [ -n "$act" ]; then
+    [ "$(field "$v" action)" = "$act" ] || fail "job $id1: action '$(field "$v" action)', report's '$act'"
+    case $c1 in *" $act"*) ;; *) fail "job $id1: comment '$c1' lacks the action '$act'" ;; esac
+fi
 echo "slurm.sh: job $id1 (CUDA OOM): comment '$c1'"
 
 # 2. A distributed failure: the two-GPU NCCL watchdog timeout, where rank 1
@@ -287,6 +294,19 @@ sleep 2
 [ ! -e "$spool/$id3.json" ] || fail "job $id3 succeeded but has a verdict"
 [ -z "$(comment_of "$id3")" ] || fail "job $id3 succeeded but has a comment"
 ! grep -q " job $id3: " "$elog" || fail "the epilog logged about successful job $id3"
+#    With CUDNNLOG_WHEN=always, the same job (run by hand with the
+#    environment slurmctld gave it) gets a verdict, and it is not failed.
+env -i SLURM_JOB_ID="$id3" SLURM_JOB_EXIT_CODE=0 SLURM_JOB_DERIVED_EC=0 \
+    SLURM_JOB_EXIT_CODE2=0:0 SLURM_JOB_WORK_DIR="$tmp/jobs" SLURM_JOB_NAME=ok \
+    CUDNNLOG_EPILOG_CONF="$tmp/cudnnlog-epilog.conf" CUDNNLOG_WHEN=always CUDNNLOG_COMMENT=none \
+    "$epilog" || fail "the epilog exited $? with CUDNNLOG_WHEN=always"
+check_json "$spool/$id3.json"
+case $(field "$spool/$id3.json" outcome) in clean | degraded) ;; *)
+    fail "job $id3: outcome '$(field "$spool/$id3.json" outcome)' with CUDNNLOG_WHEN=always"
+    ;;
+esac
+grep -q "\"files\": \\[\"$tmp/jobs/slurm-$id3.out\"\\]" "$spool/$id3.json" ||
+    fail "job $id3: the default output file slurm-$id3.out is not the one read"
 
 # 4. The output file is unreadable (removed by the job itself): the epilog
 #    exits 0, writes a verdict with an error and logs why.
