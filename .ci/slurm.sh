@@ -271,10 +271,11 @@ fi
 echo "slurm.sh: job $id1 (CUDA OOM): comment '$c1'"
 
 # 2. A distributed failure: the two-GPU NCCL watchdog timeout, where rank 1
-#    is at fault though rank 0 reports it; default output file name.
+#    is at fault though rank 0 reports it; default output file name, and
+#    a comment of the user's own, which is kept.
 nccl="$repo/fixtures/real/h200x2-torchrun-nccl-watchdog-timeout.log"
 printf '#!/bin/bash\ncat %q\nexit 1\n' "$nccl" >nccl.sh
-id2=$(submit -J nccl nccl.sh)
+id2=$(submit -J nccl --comment "run 7, lr 3e-4" nccl.sh)
 wait_job "$id2"
 v2="$spool/$id2.json"
 [ -f "$v2" ] || fail "no verdict for failed job $id2: $(cat "$elog")"
@@ -282,7 +283,7 @@ check_json "$v2"
 [ "$(field "$v2" primary)" = nccl.timeout ] || fail "job $id2: primary '$(field "$v2" primary)'"
 [ "$(field "$v2" rank)" = 1 ] || fail "job $id2: rank '$(field "$v2" rank)', not 1"
 c2=$(comment_of "$id2")
-case $c2 in "cudnnlog: failed nccl.timeout rank 1"*) ;; *) fail "job $id2: comment '$c2'" ;; esac
+case $c2 in "run 7, lr 3e-4 | cudnnlog: failed nccl.timeout rank 1"*) ;; *) fail "job $id2: comment '$c2'" ;; esac
 echo "slurm.sh: job $id2 (NCCL timeout): comment '$c2'"
 
 # 3. A job that succeeds leaves no verdict and no comment (default mode),
@@ -372,6 +373,12 @@ grep -q " job $id2: scontrol could not set the comment: .*already finished" "$el
 
 echo "slurm.sh: epilog log:"
 sed 's/^/  /' "$elog"
+echo "slurm.sh: sacct -X -j $id1,$id2,$id3,$id4 -o JobID,JobName,State,ExitCode,Comment%60"
+sacct -X -j "$id1,$id2,$id3,$id4" -o JobID,JobName,State,ExitCode,Comment%60 | sed 's/^/  /'
 echo "slurm.sh: verdict of job $id1 (head):"
 head -n 16 "$v" | sed 's/^/  /'
+echo "slurm.sh: verdict of job $id2 (head):"
+head -n 18 "$v2" | sed 's/^/  /'
+echo "slurm.sh: verdict of job $id4:"
+sed 's/^/  /' "$spool/$id4.json"
 echo "slurm.sh: OK in $(($(date +%s) - started)) s"
