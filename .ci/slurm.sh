@@ -261,13 +261,15 @@ grep -q "\"$tmp/jobs/oom-train-$id1.out\", \"$tmp/jobs/oom-train-$id1.err\"" "$v
 c1=$(comment_of "$id1")
 case $c1 in "cudnnlog: failed cuda.oom"*) ;; *) fail "job $id1: comment '$c1'" ;; esac
 [ "$c1" = "$(field "$v" comment)" ] || fail "job $id1: comment '$c1' is not the verdict's"
-# The report's action (retry, stop, investigate), when it gives one, is on
-# the verdict and in the comment.
-act=$(sed -n '/^  "report": {/,$p' "$v" | sed -n 's/^    "action": "\(.*\)",\{0,1\}$/\1/p')
-if [ -n "$act" ]; then
-    [ "$(field "$v" action)" = "$act" ] || fail "job $id1: action '$(field "$v" action)', report's '$act'"
-    case $c1 in *" $act"*) ;; *) fail "job $id1: comment '$c1' lacks the action '$act'" ;; esac
-fi
+# The report's action (retry, stop, investigate: a failed job has one) and
+# its reason are on the verdict and in the comment.
+act=$(sed -n '/^  "report": {/,$p' "$v" | sed -n 's/^    "action": "\(.*\)",$/\1/p')
+why=$(sed -n '/^  "report": {/,$p' "$v" | sed -n 's/^    "retryable_because": "\(.*\)",$/\1/p')
+case $act in retry | stop | investigate) ;; *) fail "job $id1: the report's action is '$act'" ;; esac
+[ -n "$why" ] || fail "job $id1: the report gives no retryable_because"
+[ "$(field "$v" action)" = "$act" ] || fail "job $id1: action '$(field "$v" action)', report's '$act'"
+[ "$(field "$v" retryable_because)" = "$why" ] || fail "job $id1: retryable_because differs from the report's"
+case $c1 in "cudnnlog: failed cuda.oom $act ("*) ;; *) fail "job $id1: comment '$c1' lacks the action '$act'" ;; esac
 echo "slurm.sh: job $id1 (CUDA OOM): comment '$c1'"
 
 # 2. A distributed failure: the two-GPU NCCL watchdog timeout, where rank 1
@@ -373,10 +375,10 @@ grep -q " job $id2: scontrol could not set the comment: .*already finished" "$el
 
 echo "slurm.sh: epilog log:"
 sed 's/^/  /' "$elog"
-echo "slurm.sh: sacct -X -j $id1,$id2,$id3,$id4 -o JobID,JobName,State,ExitCode,Comment%60"
-sacct -X -j "$id1,$id2,$id3,$id4" -o JobID,JobName,State,ExitCode,Comment%60 | sed 's/^/  /'
+echo "slurm.sh: sacct -X -j $id1,$id2,$id3,$id4 -o JobID,JobName,State,ExitCode,Comment%-130"
+sacct -X -j "$id1,$id2,$id3,$id4" -o JobID,JobName,State,ExitCode,Comment%-130 | sed 's/^/  /'
 echo "slurm.sh: verdict of job $id1 (head):"
-head -n 16 "$v" | sed 's/^/  /'
+head -n 18 "$v" | sed 's/^/  /'
 echo "slurm.sh: verdict of job $id2 (head):"
 head -n 18 "$v2" | sed 's/^/  /'
 echo "slurm.sh: verdict of job $id4:"
