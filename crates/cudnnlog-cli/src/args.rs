@@ -221,6 +221,9 @@ pub enum Format {
     /// timeline of every finding per rank, the findings with the log around
     /// them.
     Html,
+    /// Prometheus metrics (text exposition format): jobs by outcome, by
+    /// primary class and by action, for node_exporter's textfile collector.
+    Prometheus,
 }
 
 impl Format {
@@ -234,6 +237,7 @@ impl Format {
             "ndjson" | "jsonl" => Format::Ndjson,
             "xml" => Format::Junit,
             "txt" | "log" => Format::Compact,
+            "prom" => Format::Prometheus,
             _ => return None,
         })
     }

@@ -206,7 +206,11 @@ impl Plan {
                     Format::Ndjson => Live::Ndjson,
                     Format::Table | Format::Compact | Format::Github => Live::Lines,
                     // One document: written whole at the end.
-                    Format::Json | Format::Markdown | Format::Junit | Format::Html => Live::Nothing,
+                    Format::Json
+                    | Format::Markdown
+                    | Format::Junit
+                    | Format::Html
+                    | Format::Prometheus => Live::Nothing,
                 };
                 let notes = !output.quiet;
                 let followed =
