@@ -133,12 +133,17 @@ pub struct ScanArgs {
     /// finding as it appears; `-` follows standard input until it ends.
     /// With `--format ndjson`, a JSON object per finding. On Ctrl-C (or
     /// the input's end) the report follows, and the exit status is a
-    /// scan's.
+    /// scan's. On a directory: one NDJSON verdict line per job as each job
+    /// ends (`--idle`), for log shippers; until Ctrl-C or SIGTERM.
     #[arg(long, short = 'f')]
     pub follow: bool,
     /// Stop following after this many seconds (for scripts and tests).
     #[arg(long, value_name = "SECS", hide = true)]
     pub follow_for: Option<f64>,
+    /// With `--follow DIR`: a job has ended once none of its files has
+    /// changed for this many seconds; its verdict is then written.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0, requires = "follow")]
+    pub idle: f64,
     /// In directories, only files that match this glob (`*.log*`,
     /// `rank*.txt`); `!GLOB` excludes. May be repeated (rg's syntax).
     #[arg(long, short = 'g', value_name = "GLOB")]
