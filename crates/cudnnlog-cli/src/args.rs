@@ -40,15 +40,7 @@ pub enum Command {
     },
     /// Run a command, pass its output through, keep a copy, and diagnose it
     /// when it exits; the exit status is the command's (128+N for signal N).
-    Run {
-        /// Keep the copy of the output here (default: a temporary file,
-        /// removed afterwards).
-        #[arg(long, value_name = "FILE")]
-        log: Option<PathBuf>,
-        /// The command and its arguments, after `--`.
-        #[arg(required = true, last = true, value_name = "CMD")]
-        cmd: Vec<String>,
-    },
+    Run(RunArgs),
     /// List or check the pattern catalog.
     #[command(subcommand)]
     Patterns(PatternsCommand),
@@ -61,6 +53,23 @@ pub enum Command {
     /// Print the manual page (roff) on standard output: `cudnnlog man |
     /// man -l -`.
     Man,
+}
+
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// Keep the copy of the output here (default: a temporary file,
+    /// removed afterwards).
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// Write the diagnosis as one line (at most 4096 bytes, no control
+    /// characters) to this file when the command exits, as Kubernetes
+    /// reads a container's `terminationMessagePath`
+    /// (`/dev/termination-log`).
+    #[arg(long, value_name = "FILE")]
+    pub termination_log: Option<PathBuf>,
+    /// The command and its arguments, after `--`.
+    #[arg(required = true, last = true, value_name = "CMD")]
+    pub cmd: Vec<String>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -1,0 +1,86 @@
+//! `cudnnlog run` in a Kubernetes container: the termination message
+//! (`--termination-log`) and exit codes a `podFailurePolicy` can match.
+#![cfg(unix)]
+
+mod common;
+
+use common::{cudnnlog, Scratch};
+
+const OOM: &str = "fixtures/real/h200-torch-oom-amp-train.log";
+
+#[test]
+fn the_termination_log_holds_the_diagnosis_in_one_line() {
+    let s = Scratch::new("k8s-term");
+    let term = format!("{}/termination-log", s.path());
+    // Stale content from an earlier container start is replaced.
+    std::fs::write(&term, "old\nmessage\n").unwrap();
+    let script = format!("cat {OOM}; exit 1");
+    let out = cudnnlog(
+        &["run", "--termination-log", &term, "--", "sh", "-c", &script],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let text = std::fs::read_to_string(&term).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.ends_with('\n'));
+    assert!(text.len() <= 4096);
+    assert!(
+        text.starts_with(
+            "failed (the command exited with status 1): cuda.oom — GPU out of memory; at line 29"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("; fix: "), "{text}");
+}
+
+#[test]
+fn a_clean_run_and_a_missing_command_are_said_too() {
+    let s = Scratch::new("k8s-clean");
+    let term = format!("{}/termination-log", s.path());
+    let out = cudnnlog(
+        &[
+            "run",
+            "--termination-log",
+            &term,
+            "--",
+            "echo",
+            "epoch 1 loss 0.3",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        std::fs::read_to_string(&term).unwrap(),
+        "clean (the command exited with status 0): no finding\n"
+    );
+    let out = cudnnlog(
+        &[
+            "run",
+            "--termination-log",
+            &term,
+            "--",
+            "no-such-command-xyz",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(127));
+    assert_eq!(
+        std::fs::read_to_string(&term).unwrap(),
+        "failed (status 127): no-such-command-xyz: command not found\n"
+    );
+}
+
+#[test]
+fn an_unwritable_termination_log_fails_before_the_job_runs() {
+    let s = Scratch::new("k8s-unwritable");
+    let marker = format!("{}/ran", s.path());
+    let term = format!("{}/no/such/dir/termination-log", s.path());
+    let out = cudnnlog(
+        &["run", "--termination-log", &term, "--", "touch", &marker],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("cannot write the termination log"), "{err}");
+    assert!(!std::path::Path::new(&marker).exists());
+}
