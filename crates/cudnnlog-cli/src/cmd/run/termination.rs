@@ -5,7 +5,7 @@
 //! .message` show it. Kubernetes keeps at most 4096 bytes of it; so the line
 //! is at most [`MAX_BYTES`], cut on a character, the most important first:
 //! the outcome and how the command ended, the primary class and title,
-//! then where, the cause, the message and the fix. No control character
+//! then where, the culprit rank, the cause, the message and the fix. No control character
 //! reaches it (a log's escape sequences, newlines, tabs).
 
 use anyhow::Context;
@@ -71,15 +71,14 @@ pub fn message(report: &Report, ended: &str) -> String {
         if let Some(step) = p.step {
             at.push_str(&format!(", step {step}"));
         }
-        if let Some(rank) = v
-            .culprit
-            .as_ref()
-            .and_then(|c| c.ranks.first())
-            .or(p.rank.as_ref())
-        {
+        if let Some(rank) = p.rank {
             at.push_str(&format!(", rank {rank}"));
         }
         parts.push(at);
+    }
+    if let Some(c) = v.culprit.as_ref().filter(|c| !c.ranks.is_empty()) {
+        let ranks: Vec<String> = c.ranks.iter().map(u32::to_string).collect();
+        parts.push(format!("culprit: rank {}", ranks.join(",")));
     }
     if let Some(c) = &v.cause {
         parts.push(format!("cause: {}", c.id));
@@ -154,16 +153,12 @@ mod tests {
             &report_of(&log),
             "the command was killed by SIGKILL (status 137)",
         );
-        assert!(line.len() <= MAX_BYTES - 1, "{}", line.len());
+        assert!(line.len() < MAX_BYTES, "{}", line.len());
         // The library keeps a message's first part; the line is still cut
         // where it would pass the bound.
         let long = one_line(&"é\u{1b}[31m ".repeat(3000));
         let cut = bounded(&long, MAX_BYTES - 1);
-        assert!(
-            cut.len() <= MAX_BYTES - 1 && cut.ends_with('…'),
-            "{}",
-            cut.len()
-        );
+        assert!(cut.len() < MAX_BYTES && cut.ends_with('…'), "{}", cut.len());
         assert!(!cut.chars().any(|c| c.is_control()));
         assert!(!line.chars().any(|c| c.is_control()));
         assert!(line.starts_with(
