@@ -291,7 +291,7 @@ impl Mode {
     fn of(args: &ScanArgs) -> anyhow::Result<(Mode, BTreeMap<String, u64>)> {
         if args.follow {
             let [path] = args.files.as_slice() else {
-                anyhow::bail!("--follow watches exactly one file");
+                anyhow::bail!("--follow watches exactly one file or directory");
             };
             let limit = args.follow_for.map(Duration::from_secs_f64);
             let path = path.clone();
