@@ -67,8 +67,18 @@ pub struct RunArgs {
     /// (`/dev/termination-log`).
     #[arg(long, value_name = "FILE")]
     pub termination_log: Option<PathBuf>,
+    /// When the command fails, exit with the status its diagnosis's action
+    /// maps to: 75 for `retry`, 78 for `stop`, the command's own for
+    /// `investigate` (for a Kubernetes `podFailurePolicy`). Without a
+    /// command, print the table.
+    #[arg(long)]
+    pub exit_code_map: bool,
     /// The command and its arguments, after `--`.
-    #[arg(required = true, last = true, value_name = "CMD")]
+    #[arg(
+        required_unless_present = "exit_code_map",
+        last = true,
+        value_name = "CMD"
+    )]
     pub cmd: Vec<String>,
 }
 

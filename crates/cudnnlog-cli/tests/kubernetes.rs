@@ -84,3 +84,26 @@ fn an_unwritable_termination_log_fails_before_the_job_runs() {
     assert!(err.contains("cannot write the termination log"), "{err}");
     assert!(!std::path::Path::new(&marker).exists());
 }
+
+#[test]
+fn the_exit_code_map_is_printed_and_keeps_its_codes_for_verdicts() {
+    let out = cudnnlog(&["run", "--exit-code-map"], None);
+    assert_eq!(out.status.code(), Some(0));
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.contains("retry         75"), "{table}");
+    assert!(table.contains("stop          78"), "{table}");
+    // Without a command and without the map, `run` is a usage error.
+    assert_eq!(cudnnlog(&["run"], None).status.code(), Some(2));
+    let map = |script: &str| {
+        let out = cudnnlog(&["run", "--exit-code-map", "--", "sh", "-c", script], None);
+        out.status.code()
+    };
+    // No finding: the command's own status, unless it is one of the map's.
+    assert_eq!(map("echo step 1; exit 3"), Some(3));
+    assert_eq!(map("echo step 1; exit 75"), Some(1));
+    assert_eq!(map("echo step 1; exit 78"), Some(1));
+    assert_eq!(map("echo step 1"), Some(0));
+    // Without the map a command's 75 is its own.
+    let out = cudnnlog(&["run", "--", "sh", "-c", "exit 75"], None);
+    assert_eq!(out.status.code(), Some(75));
+}

@@ -21,6 +21,7 @@
 
 #[cfg(unix)]
 mod child;
+mod exit_map;
 #[cfg(unix)]
 mod pump;
 #[cfg(unix)]
@@ -33,6 +34,13 @@ use std::process::ExitCode;
 /// `cudnnlog run`: runs the command, then prints the diagnosis of its
 /// output on standard error; returns the command's exit status.
 pub fn main(args: &crate::args::RunArgs, color: crate::term::Color) -> anyhow::Result<ExitCode> {
+    if args.cmd.is_empty() && args.exit_code_map {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        out.write_all(exit_map::table().as_bytes())?;
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
     run(
         args,
         Some(crate::term::color(color, crate::term::Stream::Stderr)),
@@ -49,7 +57,7 @@ fn use_color(choice: Option<bool>) -> bool {
 
 #[cfg(not(unix))]
 fn run(_args: &crate::args::RunArgs, _color: Option<bool>) -> anyhow::Result<ExitCode> {
-    let _ = (use_color, termination::message);
+    let _ = (use_color, termination::message, exit_map::mapped);
     anyhow::bail!("`cudnnlog run` needs a Unix system; run the job and `cudnnlog scan` its log")
 }
 
@@ -113,7 +121,27 @@ fn run(run_args: &crate::args::RunArgs, color: Option<bool>) -> anyhow::Result<E
             writeln!(err, "cudnnlog: {line}")?;
         }
     }
-    Ok(ExitCode::from(code))
+    if !run_args.exit_code_map {
+        return Ok(ExitCode::from(code));
+    }
+    let action = action_of(&report);
+    let mapped = exit_map::mapped(action.as_deref(), code);
+    if mapped != code {
+        let action = action.as_deref().unwrap_or("none");
+        writeln!(
+            err,
+            "cudnnlog: action {action}: exit status {mapped} (--exit-code-map)"
+        )?;
+    }
+    Ok(ExitCode::from(mapped))
+}
+
+/// The action the diagnosis says (`retry`, `stop`, `investigate`): the
+/// report's `action` as its JSON names it.
+#[cfg(unix)]
+fn action_of(report: &cudnnlog::Report) -> Option<String> {
+    let json = serde_json::to_value(report).ok()?;
+    json.get("action")?.as_str().map(str::to_owned)
 }
 
 /// The signal that ended the command, if one did.
