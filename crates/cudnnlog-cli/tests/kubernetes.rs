@@ -26,7 +26,7 @@ fn the_termination_log_holds_the_diagnosis_in_one_line() {
     assert!(text.len() <= 4096);
     assert!(
         text.starts_with(
-            "failed (the command exited with status 1): cuda.oom — GPU out of memory; at line 29"
+            "failed (the command exited with status 1): cuda.oom — GPU out of memory; action: stop (the allocator fragments the same way on a rerun unless its settings or the shapes change); at line 29, step 3"
         ),
         "{text}"
     );
@@ -106,4 +106,46 @@ fn the_exit_code_map_is_printed_and_keeps_its_codes_for_verdicts() {
     // Without the map a command's 75 is its own.
     let out = cudnnlog(&["run", "--", "sh", "-c", "exit 75"], None);
     assert_eq!(out.status.code(), Some(75));
+}
+
+/// A failed command's status says what to do: a GPU fault of the node is
+/// worth a retry (75), a bug in the code is not (78); the termination
+/// message says the action and why.
+#[test]
+fn a_failure_exits_with_its_actions_code() {
+    let s = Scratch::new("k8s-map");
+    let term = format!("{}/termination-log", s.path());
+    let run = |log: &str, code: u8| {
+        let script = format!("cat {log}; exit {code}");
+        let args = ["run", "--exit-code-map", "--termination-log", &term];
+        let out = cudnnlog(&[&args[..], &["--", "sh", "-c", &script]].concat(), None);
+        let text = std::fs::read_to_string(&term).unwrap();
+        (
+            out.status.code(),
+            text,
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let ecc = "fixtures/wild/cases/032-ddp-ecc-then-nccl-watchdog/log.txt";
+    let (code, text, err) = run(ecc, 1);
+    assert_eq!(code, Some(75), "{err}");
+    assert!(text.contains(": cuda.ecc_xid — "), "{text}");
+    assert!(
+        text.contains("; action: retry (a GPU fault belongs to the node"),
+        "{text}"
+    );
+    assert!(
+        err.contains("cudnnlog: action retry: exit status 75"),
+        "{err}"
+    );
+    let (code, text, _) = run("fixtures/real/h200-torch-device-assert.log", 1);
+    assert_eq!(code, Some(78));
+    assert!(text.contains("; action: stop ("), "{text}");
+    // A job killed by a signal is mapped too; one that succeeded is not.
+    assert_eq!(run(ecc, 137).0, Some(75));
+    assert_eq!(run(ecc, 0).0, Some(0));
+    // Without the map, the command's own status.
+    let script = format!("cat {ecc}; exit 1");
+    let out = cudnnlog(&["run", "--", "sh", "-c", &script], None);
+    assert_eq!(out.status.code(), Some(1));
 }

@@ -75,6 +75,16 @@ fn a_fleets_metrics_match_its_summary() {
     }
     assert_eq!(got["cudnnlog_jobs_by_class{class=\"cuda.oom\"}"], 3.0);
     assert_eq!(got["cudnnlog_jobs_by_class{class=\"unknown\"}"], 0.0);
+    for a in ["retry", "stop", "investigate"] {
+        let key = format!("cudnnlog_jobs_by_action{{action=\"{a}\"}}");
+        let want = summary["by_action"][a].as_f64().unwrap_or(0.0);
+        assert_eq!(got.get(&key), Some(&want), "{key}");
+    }
+    let acted: f64 = ["retry", "stop", "investigate"]
+        .iter()
+        .map(|a| got[&format!("cudnnlog_jobs_by_action{{action=\"{a}\"}}")])
+        .sum();
+    assert_eq!(acted, 6.0, "every failed job has an action");
     let stamp = got["cudnnlog_scan_timestamp_seconds"];
     assert!(stamp >= before.floor() && stamp < before + 120.0, "{stamp}");
 }

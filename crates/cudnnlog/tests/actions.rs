@@ -33,7 +33,8 @@ struct Dir(PathBuf);
 
 impl Dir {
     fn new(name: &str) -> Dir {
-        let p = std::env::temp_dir().join(format!("cudnnlog-actions-{name}-{}", std::process::id()));
+        let p =
+            std::env::temp_dir().join(format!("cudnnlog-actions-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&p);
         std::fs::create_dir_all(&p).unwrap();
         Dir(p)
@@ -65,7 +66,10 @@ fn verdict(paths: &[PathBuf]) -> Verdict {
 fn attempts(dir: &Dir, logs: &[(u64, &str)]) -> Vec<PathBuf> {
     let mut paths = Vec::new();
     for (n, (step, error)) in logs.iter().enumerate() {
-        paths.push(dir.write(&format!("out/attempt_{n}/0/stderr.log"), &worker(*step, error)));
+        paths.push(dir.write(
+            &format!("out/attempt_{n}/0/stderr.log"),
+            &worker(*step, error),
+        ));
         paths.push(dir.write(&format!("out/attempt_{n}/1/stderr.log"), &worker(*step, "")));
     }
     paths
@@ -76,9 +80,15 @@ fn the_same_failure_at_the_same_step_in_two_attempts_means_stop() {
     let dir = Dir::new("same-step");
     let paths = attempts(&dir, &[(300, OOM), (300, OOM)]);
     let v = verdict(&paths);
-    assert_eq!((v.primary.as_deref(), v.action), (Some("cuda.oom"), Some(Action::Stop)));
+    assert_eq!(
+        (v.primary.as_deref(), v.action),
+        (Some("cuda.oom"), Some(Action::Stop))
+    );
     let why = v.retryable_because.unwrap();
-    assert!(why.starts_with("attempts 1 and 2 failed the same way (cuda.oom) at the same step, 300"), "{why}");
+    assert!(
+        why.starts_with("attempts 1 and 2 failed the same way (cuda.oom) at the same step, 300"),
+        "{why}"
+    );
 }
 
 #[test]
@@ -88,7 +98,10 @@ fn an_attempt_that_got_further_means_retry_even_for_a_class_that_stops() {
     let v = verdict(&paths);
     assert_eq!(v.action, Some(Action::Retry));
     let why = v.retryable_because.unwrap();
-    assert!(why.contains("attempt 2 got further than attempt 1 (step 900, past step 300)"), "{why}");
+    assert!(
+        why.contains("attempt 2 got further than attempt 1 (step 900, past step 300)"),
+        "{why}"
+    );
     // One attempt alone: the class decides (the same memory is needed again).
     let one = verdict(&paths[..2]);
     assert_eq!(one.action, Some(Action::Stop));
@@ -125,8 +138,13 @@ fn the_catalog_decides_by_class_pattern_and_evidenced_cause() {
     assert_eq!(r.action, Some(Action::Stop));
     // A pattern with the fact that decides: preempted, not cancelled.
     let preempted = report(b"slurmstepd: error: *** JOB 5521 ON gpu-a17 CANCELLED AT 2026-11-30T02:11:09 DUE TO PREEMPTION ***\n");
-    assert_eq!((preempted.primary.as_deref(), preempted.action), (Some("sched.cancelled"), Some(Action::Retry)));
-    let cancelled = report(b"slurmstepd: error: *** JOB 5521 ON gpu-a17 CANCELLED AT 2026-11-30T02:11:09 ***\n");
+    assert_eq!(
+        (preempted.primary.as_deref(), preempted.action),
+        (Some("sched.cancelled"), Some(Action::Retry))
+    );
+    let cancelled = report(
+        b"slurmstepd: error: *** JOB 5521 ON gpu-a17 CANCELLED AT 2026-11-30T02:11:09 ***\n",
+    );
     assert_eq!(cancelled.action, Some(Action::Stop));
     let requeued = report(b"slurmstepd: error: *** JOB 5521 ON gpu-a17 CANCELLED AT 2026-11-30T02:11:09 DUE TO JOB REQUEUE ***\n");
     assert_eq!(requeued.action, Some(Action::Retry));
@@ -151,7 +169,10 @@ fn an_investigate_class_takes_the_action_nearly_all_its_causes_share() {
     // An unspecified launch failure: a framework bug or a failing GPU
     // about as often, and the log does not say.
     let r = report(b"RuntimeError: CUDA error: unspecified launch failure\n");
-    assert_eq!((r.primary.as_deref(), r.action), (Some("cuda.launch_failure"), Some(Action::Investigate)));
+    assert_eq!(
+        (r.primary.as_deref(), r.action),
+        (Some("cuda.launch_failure"), Some(Action::Investigate))
+    );
 }
 
 #[test]
@@ -160,7 +181,10 @@ fn a_degraded_run_gets_its_warnings_action_and_a_clean_one_none() {
     assert_eq!(warned.outcome, Outcome::Degraded);
     assert_eq!(warned.action, Some(Action::Stop));
     let clean = report(b"INFO train: step 100 loss 2.31\nINFO train: step 200 loss 2.05\n");
-    assert_eq!((clean.outcome, clean.action, clean.retryable_because), (Outcome::Clean, None, None));
+    assert_eq!(
+        (clean.outcome, clean.action, clean.retryable_because),
+        (Outcome::Clean, None, None)
+    );
 }
 
 #[test]
@@ -168,7 +192,11 @@ fn every_class_of_the_builtin_catalog_has_a_decision_with_a_reason() {
     let catalog = Catalog::builtin().unwrap();
     for class in catalog.classes() {
         let rule = catalog.actions().class(&class.id);
-        assert!(rule.is_some_and(|r| r.because.ends_with('.')), "{}: {rule:?}", class.id);
+        assert!(
+            rule.is_some_and(|r| r.because.ends_with('.')),
+            "{}: {rule:?}",
+            class.id
+        );
     }
 }
 
@@ -182,11 +210,23 @@ fn a_user_catalog_overrides_a_decision_and_unknown_ids_are_refused() {
     let dir = Dir::new("catalog");
     let c = load(&dir.0, "[[class]]\nid = \"cuda.oom\"\naction = \"retry\"\nbecause = \"our jobs share GPUs with notebooks.\"\n").unwrap();
     assert_eq!(c.actions().class("cuda.oom").unwrap().action, Action::Retry);
-    let err = load(&dir.0, "[[cause]]\nid = \"no_such_cause\"\naction = \"stop\"\nbecause = \"x.\"\n").unwrap_err();
+    let err = load(
+        &dir.0,
+        "[[cause]]\nid = \"no_such_cause\"\naction = \"stop\"\nbecause = \"x.\"\n",
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("no_such_cause"), "{err}");
-    let err = load(&dir.0, "[[class]]\nid = \"cuda.oom\"\naction = \"stop\"\nbecause = \"  \"\n").unwrap_err();
+    let err = load(
+        &dir.0,
+        "[[class]]\nid = \"cuda.oom\"\naction = \"stop\"\nbecause = \"  \"\n",
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("say why"), "{err}");
-    let err = load(&dir.0, "[[class]]\nid = \"cuda.oom\"\naction = \"maybe\"\nbecause = \"x.\"\n").unwrap_err();
+    let err = load(
+        &dir.0,
+        "[[class]]\nid = \"cuda.oom\"\naction = \"maybe\"\nbecause = \"x.\"\n",
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("maybe"), "{err}");
     let err = load(&dir.0, "[[pattern]]\nid = \"sched-cancelled-slurm-state\"\nfact = \"state\"\naction = \"retry\"\nbecause = \"x.\"\n").unwrap_err();
     assert!(err.to_string().contains("go together"), "{err}");

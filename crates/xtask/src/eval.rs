@@ -640,7 +640,11 @@ pub fn render(scores: &Scores, verbose: bool) -> String {
             if !r.clean_errors.is_empty() {
                 let _ = write!(out, "  clean log has errors {}", r.clean_errors.join(","));
             }
-            if let Some(a) = r.want_action.as_ref().filter(|a| r.got_action.as_ref() != Some(*a)) {
+            if let Some(a) = r
+                .want_action
+                .as_ref()
+                .filter(|a| r.got_action.as_ref() != Some(*a))
+            {
                 let got = r.got_action.as_deref().unwrap_or("none");
                 let _ = write!(out, "  action {got} (want {a})");
             }

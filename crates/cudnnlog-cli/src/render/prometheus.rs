@@ -1,6 +1,6 @@
 //! `--format prometheus`: the text exposition format (version 0.0.4), for
 //! node_exporter's textfile collector or any scrape. Gauges of the jobs a
-//! scan saw, by outcome, by primary class and (see [`Families`]) by action,
+//! scan saw, by outcome, by primary class and by action,
 //! and the time of the scan; counts only, so a fleet of any size is written
 //! from its summary, no verdict kept ([`Render::counts_only`]).
 //!
@@ -13,7 +13,7 @@
 
 use super::{Ctx, Render};
 use cudnnlog::fleet::FleetDocument;
-use cudnnlog::report::Outcome;
+use cudnnlog::report::{Action, Outcome};
 use cudnnlog::Report;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -40,6 +40,8 @@ pub struct Counts {
     /// Jobs by primary class id, as the scan named them (bounded when
     /// written: [`class_label`]).
     pub by_class: BTreeMap<String, u64>,
+    /// Failed jobs by what to do about them.
+    pub by_action: BTreeMap<Action, u64>,
 }
 
 impl Counts {
@@ -54,6 +56,9 @@ impl Counts {
         if let Some(p) = cudnnlog::fleet::primary_finding(report) {
             counts.by_class.insert(p.class.clone(), 1);
         }
+        if let Some(a) = report.action {
+            counts.by_action.insert(a, 1);
+        }
         counts
     }
 
@@ -65,6 +70,7 @@ impl Counts {
             clean: summary.clean,
             unreadable: summary.unreadable,
             by_class: summary.by_primary.clone(),
+            by_action: summary.by_action.clone(),
         }
     }
 }
@@ -124,8 +130,7 @@ pub struct Family {
 }
 
 /// The families a scan's counts make, taken at `now` (seconds since the
-/// Unix epoch). A new family (by action, once reports say one) is one more
-/// entry here.
+/// Unix epoch). A new family is one more entry here.
 pub fn families(counts: &Counts, builtin: &[String], now: f64) -> Vec<Family> {
     let outcomes = [
         ("failed", counts.failed),
@@ -156,6 +161,18 @@ pub fn families(counts: &Counts, builtin: &[String], now: f64) -> Vec<Family> {
             series: by_class
                 .into_iter()
                 .map(|(c, n)| (c.to_string(), n as f64))
+                .collect(),
+        },
+        Family {
+            name: "cudnnlog_jobs_by_action",
+            help: "Failed jobs, by what to do about them: retry, stop or investigate.",
+            label: Some("action"),
+            series: Action::ALL
+                .iter()
+                .map(|a| {
+                    let n = counts.by_action.get(a).copied().unwrap_or(0);
+                    (a.as_str().to_string(), n as f64)
+                })
                 .collect(),
         },
         Family {
@@ -275,6 +292,9 @@ mod tests {
             );
         }
         assert!(out.contains("cudnnlog_scan_timestamp_seconds 1700000000.5\n"));
+        for a in ["retry", "stop", "investigate"] {
+            assert!(out.contains(&format!("cudnnlog_jobs_by_action{{action=\"{a}\"}} 0\n")));
+        }
         assert!(out.contains("# TYPE cudnnlog_jobs gauge\n"));
     }
 

@@ -21,7 +21,6 @@ use super::timeline::SourceRole;
 use crate::catalog::{Action, Catalog, Severity};
 use crate::report::{CauseBasis, Finding, Place};
 
-
 /// The share of its causes' confidence that must agree for an
 /// `investigate` class to take their action.
 const AGREE: f64 = 0.75;
@@ -120,7 +119,10 @@ fn failures(findings: &[Finding], roles: &[SourceRole]) -> Vec<(usize, usize, Op
             }
         }
     }
-    first.into_iter().map(|(r, (_, _, i, s))| (r, i, s)).collect()
+    first
+        .into_iter()
+        .map(|(r, (_, _, i, s))| (r, i, s))
+        .collect()
 }
 
 /// The decision of the job's attempts, when it has several runs that

@@ -124,24 +124,16 @@ fn run(run_args: &crate::args::RunArgs, color: Option<bool>) -> anyhow::Result<E
     if !run_args.exit_code_map {
         return Ok(ExitCode::from(code));
     }
-    let action = action_of(&report);
-    let mapped = exit_map::mapped(action.as_deref(), code);
+    let action = report.action.map(cudnnlog::report::Action::as_str);
+    let mapped = exit_map::mapped(action, code);
     if mapped != code {
-        let action = action.as_deref().unwrap_or("none");
+        let action = action.unwrap_or("none");
         writeln!(
             err,
             "cudnnlog: action {action}: exit status {mapped} (--exit-code-map)"
         )?;
     }
     Ok(ExitCode::from(mapped))
-}
-
-/// The action the diagnosis says (`retry`, `stop`, `investigate`): the
-/// report's `action` as its JSON names it.
-#[cfg(unix)]
-fn action_of(report: &cudnnlog::Report) -> Option<String> {
-    let json = serde_json::to_value(report).ok()?;
-    json.get("action")?.as_str().map(str::to_owned)
 }
 
 /// The signal that ended the command, if one did.

@@ -5,7 +5,7 @@
 //! .message` show it. Kubernetes keeps at most 4096 bytes of it; so the line
 //! is at most [`MAX_BYTES`], cut on a character, the most important first:
 //! the outcome and how the command ended, the primary class and title,
-//! then where, the culprit rank, the cause, the message and the fix. No control character
+//! the action (retry, stop, investigate), then where, the culprit rank, the cause, the message and the fix. No control character
 //! reaches it (a log's escape sequences, newlines, tabs).
 
 use anyhow::Context;
@@ -65,6 +65,12 @@ pub fn message(report: &Report, ended: &str) -> String {
         (Some(class), Some(title)) => parts.push(format!("{outcome} ({ended}): {class} — {title}")),
         (Some(class), None) => parts.push(format!("{outcome} ({ended}): {class}")),
         _ => parts.push(format!("{outcome} ({ended}): no finding")),
+    }
+    if let Some(a) = v.action {
+        match &v.retryable_because {
+            Some(why) => parts.push(format!("action: {a} ({})", why.trim_end_matches('.'))),
+            None => parts.push(format!("action: {a}")),
+        }
     }
     if let Some(p) = &v.first {
         let mut at = format!("at line {}", p.line);
@@ -133,7 +139,11 @@ mod tests {
         .unwrap();
         let line = message(&report_of(&log), "the command exited with status 1");
         assert!(
-            line.starts_with("failed (the command exited with status 1): cuda.oom — GPU out of memory; at line 29"),
+            line.starts_with("failed (the command exited with status 1): cuda.oom — GPU out of memory; action: stop ("),
+            "{line}"
+        );
+        assert!(
+            line.contains("); at line 29, step 3; cause: fragmentation; message: "),
             "{line}"
         );
         assert!(line.contains("; fix: "), "{line}");
