@@ -40,15 +40,7 @@ pub enum Command {
     },
     /// Run a command, pass its output through, keep a copy, and diagnose it
     /// when it exits; the exit status is the command's (128+N for signal N).
-    Run {
-        /// Keep the copy of the output here (default: a temporary file,
-        /// removed afterwards).
-        #[arg(long, value_name = "FILE")]
-        log: Option<PathBuf>,
-        /// The command and its arguments, after `--`.
-        #[arg(required = true, last = true, value_name = "CMD")]
-        cmd: Vec<String>,
-    },
+    Run(RunArgs),
     /// List or check the pattern catalog.
     #[command(subcommand)]
     Patterns(PatternsCommand),
@@ -61,6 +53,33 @@ pub enum Command {
     /// Print the manual page (roff) on standard output: `cudnnlog man |
     /// man -l -`.
     Man,
+}
+
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// Keep the copy of the output here (default: a temporary file,
+    /// removed afterwards).
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// Write the diagnosis as one line (at most 4096 bytes, no control
+    /// characters) to this file when the command exits, as Kubernetes
+    /// reads a container's `terminationMessagePath`
+    /// (`/dev/termination-log`).
+    #[arg(long, value_name = "FILE")]
+    pub termination_log: Option<PathBuf>,
+    /// When the command fails, exit with the status its diagnosis's action
+    /// maps to: 75 for `retry`, 78 for `stop`, the command's own for
+    /// `investigate` (for a Kubernetes `podFailurePolicy`). Without a
+    /// command, print the table.
+    #[arg(long)]
+    pub exit_code_map: bool,
+    /// The command and its arguments, after `--`.
+    #[arg(
+        required_unless_present = "exit_code_map",
+        last = true,
+        value_name = "CMD"
+    )]
+    pub cmd: Vec<String>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -133,12 +152,17 @@ pub struct ScanArgs {
     /// finding as it appears; `-` follows standard input until it ends.
     /// With `--format ndjson`, a JSON object per finding. On Ctrl-C (or
     /// the input's end) the report follows, and the exit status is a
-    /// scan's.
+    /// scan's. On a directory: one NDJSON verdict line per job as each job
+    /// ends (`--idle`), for log shippers; until Ctrl-C or SIGTERM.
     #[arg(long, short = 'f')]
     pub follow: bool,
     /// Stop following after this many seconds (for scripts and tests).
     #[arg(long, value_name = "SECS", hide = true)]
     pub follow_for: Option<f64>,
+    /// With `--follow DIR`: a job has ended once none of its files has
+    /// changed for this many seconds; its verdict is then written.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0, requires = "follow")]
+    pub idle: f64,
     /// In directories, only files that match this glob (`*.log*`,
     /// `rank*.txt`); `!GLOB` excludes. May be repeated (rg's syntax).
     #[arg(long, short = 'g', value_name = "GLOB")]
@@ -221,6 +245,9 @@ pub enum Format {
     /// timeline of every finding per rank, the findings with the log around
     /// them.
     Html,
+    /// Prometheus metrics (text exposition format): jobs by outcome, by
+    /// primary class and by action, for node_exporter's textfile collector.
+    Prometheus,
 }
 
 impl Format {
@@ -234,6 +261,7 @@ impl Format {
             "ndjson" | "jsonl" => Format::Ndjson,
             "xml" => Format::Junit,
             "txt" | "log" => Format::Compact,
+            "prom" => Format::Prometheus,
             _ => return None,
         })
     }

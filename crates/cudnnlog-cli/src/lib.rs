@@ -48,7 +48,7 @@ fn dispatch(
 ) -> anyhow::Result<ExitCode> {
     match command {
         Command::Scan(args) => cmd::scan::scan(args, config, color),
-        Command::Run { log, cmd } => cmd::run::main(&cmd, log.as_deref(), color),
+        Command::Run(args) => cmd::run::main(&args, color),
         Command::Explain {
             id,
             format,

@@ -319,22 +319,11 @@ fn an_interrupted_follow_ends_with_the_report() {
     }
 }
 
-/// A directory to follow, or a followed file replaced by one, is named in
-/// one line, exit 2 (it was `Is a directory (os error 21)`, no path).
+/// A followed file replaced by a directory is named in one line, exit 2
+/// (it was `Is a directory (os error 21)`, no path). A directory given to
+/// `--follow` is watched for jobs instead (tests/shippers.rs).
 #[test]
-fn following_a_directory_names_it() {
-    let dir = temp_log("a-dir");
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = bounded_wait(follow(&dir, "10"));
-    let _ = std::fs::remove_dir(&dir);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(
-        err.contains(&format!("{}: is a directory", dir.display())),
-        "{err}"
-    );
-
+fn a_followed_file_replaced_by_a_directory_is_named() {
     let path = temp_log("becomes-a-dir");
     std::fs::write(&path, "INFO step 1\n").unwrap();
     let child = follow(&path, "15");

@@ -56,12 +56,17 @@ pub fn run(
     // Each verdict written as its job is done (in input order where the
     // format asks): nothing kept.
     let live = render.streams() || render.in_order();
-    let mut kept = Kept::new(match (quiet || live, render.shows_at_most()) {
-        (true, _) => Keep::Nothing,
-        (false, Some(shown)) => Keep::Shown(shown),
-        (false, None) if render.keeps_reports() => Keep::Reports,
-        (false, None) => Keep::Verdicts,
-    });
+    let mut kept = Kept::new(
+        match (
+            quiet || live || render.counts_only(),
+            render.shows_at_most(),
+        ) {
+            (true, _) => Keep::Nothing,
+            (false, Some(shown)) => Keep::Shown(shown),
+            (false, None) if render.keeps_reports() => Keep::Reports,
+            (false, None) => Keep::Verdicts,
+        },
+    );
     let mut any_finding = false;
     let mut any_error = false;
     let mut failure: Option<anyhow::Error> = None;

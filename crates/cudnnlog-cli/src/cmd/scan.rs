@@ -8,12 +8,14 @@
 use crate::args::{FailOn, Format, ScanArgs};
 use crate::cmd::fleet;
 use crate::cmd::follow::{self, Followed, Live};
+use crate::cmd::watch;
 use crate::config::Config;
 use crate::inputs;
 use crate::output::{self, Landing, Reads, Timing};
 use crate::render::{self, Ctx, Render, Style};
 use crate::stream_sink::{Shared, Streaming};
 use crate::term::{self, Color, Stream};
+use anyhow::Context;
 use cudnnlog::fleet::{JobInput, ScanHooks};
 use cudnnlog::report::FindingsSink;
 use cudnnlog::{Catalog, MmapChoice, Report, Scanner, ScannerBuilder};
@@ -54,6 +56,14 @@ enum Mode {
     /// `limit` when given.
     Follow {
         path: PathBuf,
+        limit: Option<Duration>,
+    },
+    /// `--follow DIR`: a verdict per job of the directory as each ends
+    /// (quiet for `idle`), for `limit` when given.
+    FollowDir {
+        dir: PathBuf,
+        walk: cudnnlog::source::Walk,
+        idle: Duration,
         limit: Option<Duration>,
     },
     /// One job: one report of all the inputs (the ranks their names give).
@@ -141,8 +151,12 @@ impl Plan {
         }
         let (mode, skipped) = Mode::of(&args)?;
         let to_file = args.output.is_some();
+        if mode.follows_dir() && args.format.is_some_and(|f| f != Format::Ndjson) {
+            anyhow::bail!("--follow on a directory writes NDJSON verdicts (`--format ndjson`)");
+        }
         let format = args
             .format
+            .or(mode.follows_dir().then_some(Format::Ndjson))
             .or_else(|| args.output.as_deref().and_then(Format::of_path))
             .or(config.format)
             .unwrap_or(if std::io::stdout().is_terminal() && !to_file {
@@ -151,7 +165,7 @@ impl Plan {
                 Format::Compact
             });
         let timing = match mode {
-            Mode::Follow { .. } => Timing::AsItComes,
+            Mode::Follow { .. } | Mode::FollowDir { .. } => Timing::AsItComes,
             Mode::Job(_) | Mode::Fleet(_) => Timing::AtEnd,
         };
         let (out, landing) = output::open(args.output.as_deref(), &mode.reads(), timing)?;
@@ -206,13 +220,37 @@ impl Plan {
                     Format::Ndjson => Live::Ndjson,
                     Format::Table | Format::Compact | Format::Github => Live::Lines,
                     // One document: written whole at the end.
-                    Format::Json | Format::Markdown | Format::Junit | Format::Html => Live::Nothing,
+                    Format::Json
+                    | Format::Markdown
+                    | Format::Junit
+                    | Format::Html
+                    | Format::Prometheus => Live::Nothing,
                 };
                 let notes = !output.quiet;
                 let followed =
                     follow::follow(&scanner, &path, live, notes, limit, &mut output.out)?;
                 let announced = live != Live::Nothing;
                 closing(&scanner, followed, self.mmap, &mut output, announced)?
+            }
+            Mode::FollowDir {
+                dir,
+                walk,
+                idle,
+                limit,
+            } => {
+                let notes = !output.quiet;
+                let mut sink = std::io::sink();
+                let out: &mut dyn Write = match output.silent() {
+                    true => &mut sink,
+                    false => &mut output.out,
+                };
+                let w = watch::watch(&scanner, &dir, &walk, idle, limit, notes, out)?;
+                Seen {
+                    unreadable: w.unreadable,
+                    finding: w.finding,
+                    failure: w.failed,
+                    nothing_read: false,
+                }
             }
             Mode::Fleet(jobs) => {
                 let ctx = Ctx {
@@ -253,18 +291,30 @@ impl Mode {
     fn of(args: &ScanArgs) -> anyhow::Result<(Mode, BTreeMap<String, u64>)> {
         if args.follow {
             let [path] = args.files.as_slice() else {
-                anyhow::bail!("--follow watches exactly one file");
+                anyhow::bail!("--follow watches exactly one file or directory");
             };
             let limit = args.follow_for.map(Duration::from_secs_f64);
             let path = path.clone();
+            if path.is_dir() {
+                let idle = Duration::try_from_secs_f64(args.idle)
+                    .ok()
+                    .filter(|d| !d.is_zero())
+                    .context("--idle takes a positive number of seconds")?;
+                let walk = walk_of(args);
+                let dir = path;
+                return Ok((
+                    Mode::FollowDir {
+                        dir,
+                        walk,
+                        idle,
+                        limit,
+                    },
+                    BTreeMap::new(),
+                ));
+            }
             return Ok((Mode::Follow { path, limit }, BTreeMap::new()));
         }
-        let walk = cudnnlog::source::Walk {
-            globs: args.glob.clone(),
-            max_depth: args.max_depth,
-            hidden: args.hidden,
-            no_ignore: args.no_ignore,
-        };
+        let walk = walk_of(args);
         let inputs::Expanded {
             mut inputs,
             notes,
@@ -314,12 +364,18 @@ impl Mode {
         Ok((Mode::Job(inputs), skipped))
     }
 
+    /// Whether this is `--follow DIR`.
+    fn follows_dir(&self) -> bool {
+        matches!(self, Mode::FollowDir { .. })
+    }
+
     /// What the scan reads, which its output must not be.
     fn reads(&self) -> Reads<'_> {
         let mut reads = Reads::default();
         match self {
             Mode::Follow { path, .. } if path.as_os_str() == "-" => reads.stdin = true,
             Mode::Follow { path, .. } => reads.files.push(path),
+            Mode::FollowDir { dir, .. } => reads.files.push(dir),
             Mode::Job(inputs) => {
                 for input in inputs {
                     match input {
@@ -582,4 +638,14 @@ fn bar(len: u64, msg: String, quiet: bool) -> Option<indicatif::ProgressBar> {
     );
     bar.set_message(msg);
     Some(bar)
+}
+
+/// The walk of directories the arguments ask for.
+fn walk_of(args: &ScanArgs) -> cudnnlog::source::Walk {
+    cudnnlog::source::Walk {
+        globs: args.glob.clone(),
+        max_depth: args.max_depth,
+        hidden: args.hidden,
+        no_ignore: args.no_ignore,
+    }
 }

@@ -4,7 +4,8 @@
 //! table ([`table`]), the compact lines for pipes ([`compact`]), JSON and
 //! NDJSON (the library's, [`json`] and [`ndjson`]), Markdown for tickets
 //! ([`markdown`]), the HTML post-mortem page ([`html`]), GitHub
-//! annotations ([`github`]) and JUnit ([`junit`]); and what they share.
+//! annotations ([`github`]), JUnit ([`junit`]) and Prometheus metrics
+//! ([`prometheus`]); and what they share.
 //! Text from a log never reaches the terminal with its control
 //! characters: [`sanitize`] replaces them.
 //!
@@ -19,6 +20,7 @@ pub mod json;
 pub mod junit;
 pub mod markdown;
 pub mod ndjson;
+pub mod prometheus;
 pub mod table;
 mod verdict;
 
@@ -52,6 +54,7 @@ pub fn renderer(format: Format) -> &'static dyn Render {
         Format::Github => &github::Github,
         Format::Junit => &junit::Junit,
         Format::Html => &html::Html,
+        Format::Prometheus => &prometheus::Prometheus,
     }
 }
 
@@ -87,6 +90,12 @@ pub trait Render: Sync {
     /// Whether the fleet form needs every job's whole report; otherwise a
     /// job's verdict is kept and its report dropped as soon as it is done.
     fn keeps_reports(&self) -> bool {
+        false
+    }
+
+    /// Whether the fleet form needs only the summary's counts: no job is
+    /// kept, whatever the number of jobs ([`prometheus`]).
+    fn counts_only(&self) -> bool {
         false
     }
 

@@ -21,24 +21,28 @@
 
 #[cfg(unix)]
 mod child;
+mod exit_map;
 #[cfg(unix)]
 mod pump;
 #[cfg(unix)]
 mod signals;
+mod termination;
 
 use std::path::Path;
 use std::process::ExitCode;
 
 /// `cudnnlog run`: runs the command, then prints the diagnosis of its
 /// output on standard error; returns the command's exit status.
-pub fn main(
-    cmd: &[String],
-    keep: Option<&Path>,
-    color: crate::term::Color,
-) -> anyhow::Result<ExitCode> {
+pub fn main(args: &crate::args::RunArgs, color: crate::term::Color) -> anyhow::Result<ExitCode> {
+    if args.cmd.is_empty() && args.exit_code_map {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        out.write_all(exit_map::table().as_bytes())?;
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
     run(
-        cmd,
-        keep,
+        args,
         Some(crate::term::color(color, crate::term::Stream::Stderr)),
     )
 }
@@ -52,28 +56,42 @@ fn use_color(choice: Option<bool>) -> bool {
 }
 
 #[cfg(not(unix))]
-fn run(_cmd: &[String], _keep: Option<&Path>, _color: Option<bool>) -> anyhow::Result<ExitCode> {
-    let _ = use_color;
+fn run(_args: &crate::args::RunArgs, _color: Option<bool>) -> anyhow::Result<ExitCode> {
+    let _ = (use_color, termination::message, exit_map::mapped);
     anyhow::bail!("`cudnnlog run` needs a Unix system; run the job and `cudnnlog scan` its log")
 }
 
 #[cfg(unix)]
-fn run(cmd: &[String], keep: Option<&Path>, color: Option<bool>) -> anyhow::Result<ExitCode> {
+fn run(run_args: &crate::args::RunArgs, color: Option<bool>) -> anyhow::Result<ExitCode> {
     use anyhow::Context;
     use cudnnlog::report::FindingsSink;
     use cudnnlog::ScannerBuilder;
     use std::io::Write;
 
-    let (program, args) = cmd
+    let keep = run_args.log.as_deref();
+    let (program, args) = run_args
+        .cmd
         .split_first()
         .context("nothing to run: `cudnnlog run -- CMD ARGS…`")?;
     // Everything that can fail on our side fails before the job starts.
     let scanner = ScannerBuilder::new().build(crate::load_catalog(&[])?);
     let mut copy = crate::cmd::log_copy::LogCopy::create(keep)?;
+    let termination = run_args.termination_log.as_deref();
+    let mut termination = termination.map(termination::Log::create).transpose()?;
     let signals = signals::Signals::install()?;
     let mut job = match child::spawn(program, args) {
         Ok(job) => job,
-        Err(e) => return Ok(cannot_run(program, &e)),
+        Err(e) => {
+            let (code, why) = cannot_run(program, &e);
+            if let Some(log) = termination.as_mut() {
+                let line = format!("failed (status {code}): {program}: {why}");
+                if let Err(e) = log.write(&termination::one_line(&line)) {
+                    let line = crate::render::sanitize_line(&format!("{e:#}"));
+                    let _ = writeln!(std::io::stderr(), "cudnnlog: {line}");
+                }
+            }
+            return Ok(ExitCode::from(code));
+        }
     };
     let status = pump::pump(&mut job, &signals, &mut copy)?;
     drop(signals);
@@ -97,7 +115,25 @@ fn run(cmd: &[String], keep: Option<&Path>, color: Option<bool>) -> anyhow::Resu
     let mut err = std::io::stderr().lock();
     writeln!(err, "\ncudnnlog: {ended}; diagnosis:")?;
     crate::render::table(&mut err, &report, scanner.catalog(), use_color(color))?;
-    Ok(ExitCode::from(code))
+    if let Some(log) = termination.as_mut() {
+        if let Err(e) = log.write(&termination::message(&report, &ended)) {
+            let line = crate::render::sanitize_line(&format!("{e:#}"));
+            writeln!(err, "cudnnlog: {line}")?;
+        }
+    }
+    if !run_args.exit_code_map {
+        return Ok(ExitCode::from(code));
+    }
+    let action = report.action.map(cudnnlog::report::Action::as_str);
+    let mapped = exit_map::mapped(action, code);
+    if mapped != code {
+        let action = action.unwrap_or("none");
+        writeln!(
+            err,
+            "cudnnlog: action {action}: exit status {mapped} (--exit-code-map)"
+        )?;
+    }
+    Ok(ExitCode::from(mapped))
 }
 
 /// The signal that ended the command, if one did.
@@ -122,9 +158,10 @@ fn how_it_ended(status: std::process::ExitStatus, code: u8) -> String {
 }
 
 /// Reports a command that could not be started, in one line as a shell
-/// would, and the shell's status for it: 127 not found, 126 not runnable.
+/// would; the shell's status for it (127 not found, 126 not runnable) and
+/// why.
 #[cfg(unix)]
-fn cannot_run(program: &str, error: &std::io::Error) -> ExitCode {
+fn cannot_run(program: &str, error: &std::io::Error) -> (u8, String) {
     use std::io::Write;
     let (code, why) = match error.kind() {
         // A script whose interpreter (#!) is missing is there but not runnable.
@@ -143,5 +180,5 @@ fn cannot_run(program: &str, error: &std::io::Error) -> ExitCode {
         "cudnnlog: {}: {why}",
         crate::render::sanitize(program)
     );
-    ExitCode::from(code)
+    (code, why)
 }
