@@ -20,10 +20,12 @@ mod convert;
 mod engine;
 mod fleet;
 mod process;
+mod reader;
 mod wait;
 
 use convert::{from_dict, loads, to_json, Data};
 use fleet::Triage;
+use reader::PyRead;
 
 pyo3::create_exception!(
     cudnnlog,
@@ -92,6 +94,10 @@ impl PyScanner {
                     let name = name.as_deref().unwrap_or(engine::MEMORY);
                     engine::scan_bytes(&scanner, name, bytes, cancel)?
                 }
+                Data::Reader(obj) => {
+                    let name = name.as_deref().unwrap_or(engine::STREAM);
+                    engine::scan_read(&scanner, name, PyRead::new(obj), cancel)?
+                }
             };
             Ok(to_json(&report))
         })?;
@@ -120,6 +126,10 @@ impl PyScanner {
                 Data::Bytes(bytes) => {
                     let name = name.unwrap_or(engine::MEMORY);
                     engine::verdict_of_bytes(&scanner, name, bytes, cancel)
+                }
+                Data::Reader(obj) => {
+                    let name = name.unwrap_or(engine::STREAM);
+                    engine::verdict_of_read(&scanner, name, PyRead::new(obj), cancel)
                 }
             })
         })?;
