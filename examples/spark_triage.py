@@ -355,8 +355,19 @@ def run(spark, input_paths, output, patterns=(), partitions=None, overwrite=Fals
     return summary
 
 
+def missing_local(spec):
+    """The plain (local) paths of ``spec`` that name nothing: told before
+    Spark starts."""
+    entries = (p.strip() for p in spec.split(","))
+    return [p for p in entries if p and scheme(p) is None and not (glob.glob(p) or os.path.exists(p))]
+
+
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    missing = missing_local(args.input)
+    if missing:
+        print(f"spark_triage: {missing[0]}: no such file, directory or match", file=sys.stderr)
+        return 2
     from pyspark.sql import SparkSession
 
     spark = SparkSession.builder.appName("cudnnlog-triage").getOrCreate()

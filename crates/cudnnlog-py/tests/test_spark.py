@@ -178,8 +178,10 @@ def test_rows_are_the_verdicts(tmp_path, spark_env, spark):
     # Output is not overwritten unless asked; a missing input is an error.
     again = run_example([f"file://{logs}", out], spark_env)
     assert again.returncode == 2 and "exists" in again.stderr
-    missing = run_example([tmp_path / "nowhere", tmp_path / "out2"], spark_env)
-    assert missing.returncode == 2 and "nowhere" in missing.stderr
+    missing = run_example([f"{logs},{tmp_path}/nowhere", tmp_path / "out2"], spark_env)
+    assert missing.returncode == 2 and "nowhere: no such file" in missing.stderr
+    missing = run_example([f"file://{tmp_path}/nowhere/*.log", tmp_path / "out2"], spark_env)
+    assert missing.returncode == 2 and "nowhere/*.log: no such file" in missing.stderr
 
 
 def test_workers_run_the_interpreter_that_runs_the_example(tmp_path, spark_env):
