@@ -34,7 +34,8 @@ machine groups them). Written to OUTPUT (on the same kind of store):
   package's verdict dict).
 - ``OUTPUT/rows/``: the verdicts as a Parquet table, one row per job:
   ``path``, ``bytes``, ``outcome``, ``primary``, ``line``, ``title``,
-  ``culprit``, ``action``, ``fingerprint``, ``error``.
+  ``culprit`` (the ranks at fault, ``"1"``, ``"0,3"``), ``action``,
+  ``fingerprint``, ``error``.
 - ``OUTPUT/summary.json``: the fleet summary (cudnnlog's ``Summary``:
   ``jobs``, ``failed``, ``degraded``, ``clean``, ``unreadable``,
   ``by_primary``, ``by_fingerprint``, ``groups``).
@@ -251,6 +252,12 @@ def triage_partition(buckets, patterns):
             yield json.dumps(verdict_of(scanner, path))
 
 
+def culprit_ranks(culprit):
+    """The ranks at fault, comma-separated (``"1"``, ``"0,3"``), or None."""
+    ranks = (culprit or {}).get("ranks") or []
+    return ",".join(str(r) for r in ranks) or None
+
+
 def to_row(verdict, sizes):
     """A verdict's row of ``OUTPUT/rows`` (see ``ROW_FIELDS``)."""
     first = verdict.get("first") or {}
@@ -261,7 +268,7 @@ def to_row(verdict, sizes):
         verdict.get("primary"),
         first.get("line"),
         verdict.get("title"),
-        None if verdict.get("culprit") is None else str(verdict["culprit"]),
+        culprit_ranks(verdict.get("culprit")),
         verdict.get("action"),
         verdict.get("fingerprint"),
         verdict.get("error"),
@@ -344,10 +351,10 @@ def run(spark, input_paths, output, patterns=(), partitions=None, overwrite=Fals
     # The rows and the summary are built from the verdicts just written
     # (no log is scanned twice); the summary on the driver, streamed a
     # partition at a time: it holds counts and groups, not the verdicts.
-    sizes = dict(files)
+    sizes = sc.broadcast(dict(files))
     types = {"bytes": LongType(), "line": LongType()}
     schema = StructType([StructField(f, types.get(f, StringType()), f != "path") for f in ROW_FIELDS])
-    rows = sc.textFile(verdicts_dir).map(lambda line: to_row(json.loads(line), sizes))
+    rows = sc.textFile(verdicts_dir).map(lambda line: to_row(json.loads(line), sizes.value))
     spark.createDataFrame(rows, schema).write.parquet(rows_dir)
     lines = sc.textFile(verdicts_dir).toLocalIterator()
     summary = cudnnlog.summarize(json.loads(line) for line in lines)

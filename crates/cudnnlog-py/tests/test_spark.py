@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from conftest import ASSERT, CLEAN, OOM, REPO
+from conftest import ASSERT, CLEAN, NCCL_TIMEOUT, OOM, REPO
 
 EXAMPLE = REPO / "examples" / "spark_triage.py"
 
@@ -148,13 +148,15 @@ def test_rows_are_the_verdicts(tmp_path, spark_env, spark):
     shutil.copy(OOM, logs / "job-1.log")
     shutil.copy(CLEAN, logs / "job-2.log")
     (logs / "job-3.log.gz").write_bytes(b"\x1f\x8b\x08\x00 not gzip")
+    shutil.copy(NCCL_TIMEOUT, logs / "job-4.log")
     out = tmp_path / "out"
     # A file: URI goes through the JVM's FileSystem.
     run = run_example([f"file://{logs}", out, "--partitions", "3"], spark_env)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "3 jobs: 1 failed, 0 degraded, 2 clean, 0 unreadable" in run.stdout
+    assert "4 jobs: 2 failed, 0 degraded, 2 clean, 0 unreadable" in run.stdout
     verdicts = {v["path"]: v for v in read_verdicts(out)}
-    assert sorted(p.rsplit("/", 1)[-1] for p in verdicts) == ["job-1.log", "job-2.log", "job-3.log.gz"]
+    names = ["job-1.log", "job-2.log", "job-3.log.gz", "job-4.log"]
+    assert sorted(p.rsplit("/", 1)[-1] for p in verdicts) == names
     assert all(p.startswith("file:/") for p in verdicts)
     rows = {r["path"]: r.asDict() for r in spark.read.parquet(str(out / "rows")).collect()}
     assert rows.keys() == verdicts.keys()
@@ -174,6 +176,9 @@ def test_rows_are_the_verdicts(tmp_path, spark_env, spark):
     oom = rows[next(p for p in rows if p.endswith("job-1.log"))]
     assert oom["primary"] == "cuda.oom" and oom["line"] == cudnnlog.verdict(OOM)["first"]["line"]
     assert rows[next(p for p in rows if p.endswith("job-3.log.gz"))]["error"]
+    nccl = rows[next(p for p in rows if p.endswith("job-4.log"))]
+    assert nccl["culprit"] == ",".join(map(str, verdicts[nccl["path"]]["culprit"]["ranks"])) == "1"
+    assert [r["culprit"] for p, r in rows.items() if not p.endswith("job-4.log")] == [None] * 3
 
     # Output is not overwritten unless asked; a missing input is an error.
     again = run_example([f"file://{logs}", out], spark_env)
