@@ -8,7 +8,7 @@
 //! | `finding`, `"partial": true` | as soon as a finding's first match is found, while the scan goes on | `class`, `severity`, `pattern`, `path`, `line`, `byte`, `rank`, `message`, `facts` |
 //! | `finding` | after the scan, one per diagnosed finding (a `--follow` adds the `path` and `line` where it appeared) | those of a report's finding (`docs/json-format.md`) |
 //! | `unclassified` | after the findings | those of a report's unclassified template |
-//! | `summary` | last, for one job | `schema`, `sources`, `environment`, `outcome`, `primary`, `cross_run`, `findings` and `errors` (counts) |
+//! | `summary` | last, for one job | `schema`, `sources`, `environment`, `outcome`, `primary`, `action` and `retryable_because` (absent for a clean run), `cross_run`, `findings` and `errors` (counts) |
 //! | `verdict` | one per job of a fleet, as each is done | those of a [`Verdict`] |
 //! | `fleet_summary` | last, for a fleet | `schema` and those of a fleet [`Summary`] |
 //!
@@ -247,7 +247,9 @@ impl<'a> FindingLine<'a> {
 ///     String::from_utf8(out).unwrap(),
 ///     concat!(
 ///         r#"{"type":"summary","schema":"cudnnlog.report/1","sources":[{"path":"train.log","bytes":67,"lines":1}],"#,
-///         r#""environment":{},"outcome":"failed","primary":"cuda.illegal_address","cross_run":[],"findings":1,"errors":1}"#,
+///         r#""environment":{},"outcome":"failed","primary":"cuda.illegal_address","action":"stop","#,
+///         r#""retryable_because":"the log does not show which cause it is, but 93% of the likely ones (framework_bug, code_bug, int32_overflow, …) repeat on a rerun.","#,
+///         r#""cross_run":[],"findings":1,"errors":1}"#,
 ///         "\n",
 ///     )
 /// );
@@ -264,6 +266,12 @@ pub struct JobSummary<'a> {
     pub outcome: Outcome,
     /// The primary finding's class (`null` when none).
     pub primary: Option<&'a str>,
+    /// What to do with the job (absent for a clean run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<crate::report::Action>,
+    /// Why that action.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retryable_because: Option<&'a str>,
     /// How a failure recurs across sources.
     pub cross_run: &'a [CrossRun],
     /// How many findings.
@@ -293,6 +301,8 @@ impl<'a> JobSummary<'a> {
             environment: &report.environment,
             outcome: report.outcome,
             primary: report.primary.as_deref(),
+            action: report.action,
+            retryable_because: report.retryable_because.as_deref(),
             cross_run: &report.cross_run,
             findings: report.findings.len(),
             errors: report

@@ -14,6 +14,8 @@
 //!   for a clean log);
 //! * **cause@1 / cause@2** — for labels with a confirmed root cause, the
 //!   cause is first (or in the first two) of the primary finding's causes;
+//! * **action** — for labels whose thread confirms a retry or a stop
+//!   (`action`), the report's `action` is the same;
 //! * **clean** — a clean or near-miss log has no `error` finding.
 //!
 //! Figures are given overall, per family of the labelled primary class and
@@ -45,6 +47,9 @@ pub struct Label {
     /// Classes a tool may report without being wrong.
     #[serde(default)]
     pub allowed_extra: Vec<String>,
+    /// `retry` or `stop`, when the thread confirms which.
+    #[serde(default)]
+    pub action: Option<String>,
 }
 
 /// Where a log comes from, as far as reading it is concerned.
@@ -251,6 +256,10 @@ pub struct CaseResult {
     pub causes: Vec<String>,
     /// For a clean log: the classes of its error findings.
     pub clean_errors: Vec<String>,
+    /// The label's action, when the thread confirms one.
+    pub want_action: Option<String>,
+    /// The report's action.
+    pub got_action: Option<String>,
 }
 
 impl CaseResult {
@@ -260,6 +269,10 @@ impl CaseResult {
             && self.extra.is_empty()
             && self.want_primary == self.got_primary
             && self.clean_errors.is_empty()
+            && self
+                .want_action
+                .as_ref()
+                .is_none_or(|a| self.got_action.as_ref() == Some(a))
             && self
                 .root_cause
                 .as_ref()
@@ -346,6 +359,8 @@ pub fn judge(case: &Case, report: &Report) -> CaseResult {
             .map(|f| f.causes.iter().map(|c| c.id.clone()).collect())
             .unwrap_or_default(),
         clean_errors,
+        want_action: label.action.clone(),
+        got_action: report.action.map(|a| a.as_str().to_string()),
     }
 }
 
@@ -368,6 +383,9 @@ pub struct Tally {
     /// Clean logs, and how many have no error finding.
     pub clean: u32,
     pub clean_ok: u32,
+    /// Cases whose thread confirms an action, and how many get it.
+    pub acted: u32,
+    pub action_ok: u32,
 }
 
 impl Tally {
@@ -381,6 +399,10 @@ impl Tally {
             self.caused += 1;
             self.cause1 += u32::from(r.causes.first() == Some(c));
             self.cause2 += u32::from(r.causes.iter().take(2).any(|x| x == c));
+        }
+        if let Some(a) = &r.want_action {
+            self.acted += 1;
+            self.action_ok += u32::from(r.got_action.as_ref() == Some(a));
         }
         if r.want_primary.is_none() {
             self.clean += 1;
@@ -425,6 +447,11 @@ impl Tally {
     /// Share of confirmed causes in the first two, if any case has one.
     pub fn cause_at2(&self) -> Option<f64> {
         Tally::ratio(self.cause2, self.caused)
+    }
+
+    /// Share of confirmed actions the report gives, if any case has one.
+    pub fn action(&self) -> Option<f64> {
+        Tally::ratio(self.action_ok, self.acted)
     }
 }
 
@@ -540,7 +567,7 @@ pub fn render(scores: &Scores, verbose: bool) -> String {
     let row = |out: &mut String, name: &str, t: &Tally| {
         let _ = writeln!(
             out,
-            "{name:<22} {:>5} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8} {:>7}",
+            "{name:<22} {:>5} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8} {:>7} {:>7}",
             t.cases,
             pct(Some(t.precision())),
             pct(Some(t.recall())),
@@ -548,6 +575,7 @@ pub fn render(scores: &Scores, verbose: bool) -> String {
             pct(Some(t.primary())),
             pct(t.cause_at1()),
             pct(t.cause_at2()),
+            pct(t.action()),
             if t.clean > 0 {
                 format!("{}/{}", t.clean_ok, t.clean)
             } else {
@@ -557,8 +585,8 @@ pub fn render(scores: &Scores, verbose: bool) -> String {
     };
     let _ = writeln!(
         out,
-        "{:<22} {:>5} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8} {:>7}",
-        "", "cases", "prec", "recall", "F1", "primary", "cause@1", "cause@2", "clean"
+        "{:<22} {:>5} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8} {:>7} {:>7}",
+        "", "cases", "prec", "recall", "F1", "primary", "cause@1", "cause@2", "action", "clean"
     );
     row(&mut out, "overall", &scores.overall);
     out.push('\n');
@@ -571,11 +599,12 @@ pub fn render(scores: &Scores, verbose: bool) -> String {
     }
     let _ = writeln!(
         out,
-        "\nclass macro-F1 {:.3} over {} labelled classes; recall on the classes the catalog has {:.3}; confirmed causes: {}",
+        "\nclass macro-F1 {:.3} over {} labelled classes; recall on the classes the catalog has {:.3}; confirmed causes: {}; confirmed actions: {}",
         scores.macro_f1(),
         scores.by_class.values().filter(|c| c.tp + c.fn_ > 0).count(),
         scores.known_recall(),
-        scores.overall.caused
+        scores.overall.caused,
+        scores.overall.acted
     );
     if verbose {
         let _ = writeln!(out, "\n{:<34} {:>4} {:>4} {:>4}", "class", "tp", "fp", "fn");
@@ -610,6 +639,10 @@ pub fn render(scores: &Scores, verbose: bool) -> String {
             }
             if !r.clean_errors.is_empty() {
                 let _ = write!(out, "  clean log has errors {}", r.clean_errors.join(","));
+            }
+            if let Some(a) = r.want_action.as_ref().filter(|a| r.got_action.as_ref() != Some(*a)) {
+                let got = r.got_action.as_deref().unwrap_or("none");
+                let _ = write!(out, "  action {got} (want {a})");
             }
             out.push('\n');
         }

@@ -236,6 +236,8 @@ fn empty_report() -> cudnnlog::Report {
         environment: Default::default(),
         outcome: Outcome::Clean,
         primary: None,
+        action: None,
+        retryable_because: None,
         findings: Vec::new(),
         cross_run: Vec::new(),
         unclassified: Vec::new(),

@@ -334,6 +334,7 @@ impl Catalog {
         let mut probes: Vec<Probe> = Vec::new();
         let mut releases: Vec<crate::catalog::fingerprints::Release> = Vec::new();
         let mut compat = crate::catalog::compat::Compat::default();
+        let mut actions = crate::catalog::actions::Actions::default();
         // What the user files add, against the limits; the fragments'
         // lengths, for a pattern's regex's length once expanded.
         let mut budget = Budget::default();
@@ -441,6 +442,7 @@ impl Catalog {
                         fragments.insert(k, v);
                     }
                 }
+                "actions" => actions.extend(de(name, text, lazy)?),
                 "compat" => {
                     let c: crate::catalog::compat::Compat = de(name, text, lazy)?;
                     compat.extend(c);
@@ -569,6 +571,22 @@ impl Catalog {
             validate_table(&file, &p, &statuses, lazy)?;
             patterns.push(p);
         }
+        let pattern_ids: HashSet<&str> = patterns.iter().map(|p| p.id.as_str()).collect();
+        if let Some((kind, id)) = actions.unknown(
+            &|c| class_ids.contains(c),
+            &|c| cause_ids.contains(c),
+            &|p| pattern_ids.contains(p),
+        ) {
+            let m = format!("{kind} {id:?} is not in the catalog");
+            return Err(bad("actions.toml", kind, m));
+        }
+        if let Some(id) = actions.without_reason() {
+            return Err(bad("actions.toml", "because", format!("{id:?}: say why")));
+        }
+        if let Some(id) = actions.bad_condition() {
+            let m = format!("{id:?}: `fact` and `values` go together, on pattern rules only");
+            return Err(bad("actions.toml", "fact", m));
+        }
         Ok(Catalog {
             classes,
             statuses,
@@ -594,6 +612,7 @@ impl Catalog {
                 releases
             },
             compat,
+            actions,
         })
     }
 }

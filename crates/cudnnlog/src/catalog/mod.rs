@@ -616,6 +616,7 @@ pub struct Catalog {
     probes: Vec<Probe>,
     releases: Vec<crate::catalog::fingerprints::Release>,
     compat: crate::catalog::compat::Compat,
+    actions: crate::catalog::actions::Actions,
 }
 
 fn file_stem(path: &str) -> &str {
@@ -664,6 +665,7 @@ fn toml_error(file: &str, text: &str, err: toml::de::Error) -> Error {
     bad(file, &toml_field(text, &err), message)
 }
 
+pub(crate) mod actions;
 mod builder;
 pub(crate) mod compat;
 pub(crate) mod culprit;
@@ -685,6 +687,7 @@ pub use lazy::LazyRegex;
 pub(crate) const AT_GROUP: &str = "at";
 
 // What a catalog holds beyond its patterns, and its self-check.
+pub use crate::catalog::actions::{Action, ActionRule, Actions};
 pub use crate::catalog::compat::{Arch, Compat, DriverReq, TfBuild, TorchBuild};
 pub use crate::catalog::culprit::{EvidenceKind, EvidenceRule};
 pub use crate::catalog::fingerprints::{Build, Release};

@@ -156,6 +156,7 @@ impl Catalog {
             probes: Vec::new(),
             releases: Vec::new(),
             compat: self.compat.clone(),
+            actions: self.actions.clone(),
             patterns: self
                 .patterns
                 .iter()
@@ -197,6 +198,19 @@ impl Catalog {
     /// ```
     pub fn compat(&self) -> &crate::catalog::compat::Compat {
         &self.compat
+    }
+
+    /// What to do with a failed job, by class, cause and pattern
+    /// (`actions.toml`).
+    ///
+    /// ```
+    /// let catalog = cudnnlog::Catalog::builtin()?;
+    /// let xid = catalog.actions().class("cuda.ecc_xid").unwrap();
+    /// assert_eq!(xid.action, cudnnlog::report::Action::Retry);
+    /// # Ok::<(), cudnnlog::Error>(())
+    /// ```
+    pub fn actions(&self) -> &crate::catalog::actions::Actions {
+        &self.actions
     }
 
     /// All classes.

@@ -160,6 +160,8 @@ impl<'c> FindingsSink<'c> {
             environment: env.to_json(),
             outcome: dx.outcome,
             primary: dx.primary,
+            retryable_because: dx.action.as_ref().map(|(_, why)| why.clone()),
+            action: dx.action.map(|(a, _)| a),
             findings: dx.findings,
             cross_run: dx.cross_run,
             unclassified,

@@ -15,6 +15,7 @@
 //! [`FindingsSink`](crate::report::FindingsSink), or built by hand from
 //! [`Observation`]s) in, a [`Diagnosis`] out.
 
+mod action;
 pub(crate) mod advice;
 mod blame;
 pub(crate) mod culprit;

@@ -187,6 +187,8 @@ pub struct Diagnosis {
     pub outcome: Outcome,
     /// With several sources: how a failure recurs across them.
     pub cross_run: Vec<CrossRun>,
+    /// What to do with the job, and why (a failed one only).
+    pub action: Option<(crate::catalog::Action, String)>,
 }
 
 /// Diagnoses findings against the catalog's causes, rules and
@@ -221,6 +223,7 @@ pub(crate) fn diagnose_owned(findings: Findings, catalog: &Catalog) -> (Diagnosi
         .collect();
     let mut fallout_of = fallout_of.into_iter();
     let primary = a.primary.map(|i| drafts[i].class.clone());
+    let primary_index = a.primary;
     let mut per_finding = a
         .causes
         .into_iter()
@@ -266,8 +269,10 @@ pub(crate) fn diagnose_owned(findings: Findings, catalog: &Catalog) -> (Diagnosi
             }
         })
         .collect();
+    let action = super::action::decide(catalog, &findings, primary_index, &roles);
     let dx = Diagnosis {
         outcome: Outcome::of(&findings),
+        action,
         findings,
         primary,
         cross_run: a.cross_run,

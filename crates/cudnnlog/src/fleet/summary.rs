@@ -51,6 +51,10 @@ pub struct Summary {
     pub unreadable: u64,
     /// Jobs by primary class.
     pub by_primary: BTreeMap<String, u64>,
+    /// Failed jobs by action: `retry`, `stop`, `investigate` (the
+    /// actions no job had are absent).
+    #[serde(default)]
+    pub by_action: BTreeMap<crate::report::Action, u64>,
     /// Jobs by fingerprint: the count of each group.
     pub by_fingerprint: BTreeMap<String, u64>,
     /// One group per fingerprint, the largest first; at most
@@ -131,6 +135,8 @@ impl Summary {
     /// summary.add(&Verdict::of("job-1.log", &report));
     /// summary.add(&Verdict::of("job-2.log", &report));
     /// assert_eq!((summary.failed, summary.by_primary["cuda.illegal_address"]), (2, 2));
+    /// // A bug or a failing GPU: the message alone does not say which.
+    /// assert_eq!(summary.by_action[&cudnnlog::report::Action::Investigate], 2);
     /// assert_eq!(summary.groups[0].examples, ["job-1.log", "job-2.log"]);
     /// ```
     pub fn add(&mut self, v: &Verdict) {
@@ -145,6 +151,9 @@ impl Summary {
         }
         if let Some(p) = &v.primary {
             *self.by_primary.entry(p.clone()).or_default() += 1;
+        }
+        if let Some(a) = v.action {
+            *self.by_action.entry(a).or_default() += 1;
         }
         let Some(fp) = &v.fingerprint else { return };
         let group = || Group {

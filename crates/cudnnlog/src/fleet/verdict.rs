@@ -55,6 +55,13 @@ pub struct Verdict {
     /// The first remediation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remediation: Option<String>,
+    /// What to do with the job (a failed one): the report's
+    /// [`action`](crate::Report::action).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<crate::report::Action>,
+    /// Why that action, in a sentence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retryable_because: Option<String>,
     /// A stable hash of the primary class and its normalised message: the
     /// same failure in a thousand jobs has one fingerprint. 16 hex digits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -144,6 +151,8 @@ impl Verdict {
     /// assert_eq!((v.outcome, v.findings), (Some(Outcome::Failed), 1));
     /// assert_eq!(v.first.as_ref().map(|p| (p.line, p.step)), Some((2, Some(40))));
     /// assert!(v.cause.is_some() && v.remediation.is_some());
+    /// // The same model and batch need the same memory on a rerun.
+    /// assert_eq!(v.action, Some(cudnnlog::report::Action::Stop));
     /// ```
     pub fn of(path: &str, report: &Report) -> Verdict {
         let primary = primary_finding(report);
@@ -177,6 +186,8 @@ impl Verdict {
                     basis: c.basis(),
                 }),
             remediation: primary.and_then(|f| f.remediations.first().cloned()),
+            action: report.action,
+            retryable_because: report.retryable_because.clone(),
             fingerprint: primary.map(fingerprint),
             findings: report.findings.len(),
             error: None,
@@ -201,6 +212,8 @@ impl Verdict {
             culprit: None,
             cause: None,
             remediation: None,
+            action: None,
+            retryable_because: None,
             fingerprint: None,
             findings: 0,
             error: Some(error),

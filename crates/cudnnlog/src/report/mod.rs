@@ -41,6 +41,7 @@ pub use crate::diagnose::occurrences::MAX_OCCURRENCES;
 pub use crate::diagnose::{FindingsSink, MAX_SIGNATURES, OTHER_SIGNATURES};
 
 // What a report holds, from the steps that produce it.
+pub use crate::catalog::Action;
 pub use crate::facts::Fact;
 pub use crate::fields::FIELDS as ENVIRONMENT_FIELDS;
 pub use crate::framer::MAX_LINE_TEXT;
@@ -173,6 +174,17 @@ pub struct Report {
     /// important warning (`warning_order` in `patterns/classes.toml`);
     /// `null` when there is no finding.
     pub primary: Option<String>,
+    /// What to do with the job, for a failed one: `retry`, `stop` or
+    /// `investigate` (absent for a clean or degraded run). Decided by the
+    /// job's attempts when it has several (the same failure at the same
+    /// step twice: stop; a later attempt that got further: retry), else by
+    /// the catalog's `actions.toml` for the primary finding's pattern, its
+    /// top cause when the log shows evidence for it, and its class.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<Action>,
+    /// Why that action, in a sentence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retryable_because: Option<String>,
     /// Findings in order of first occurrence.
     pub findings: Vec<Finding>,
     /// With several sources: how a failure recurs across them.
