@@ -38,7 +38,7 @@ machine groups them). Written to OUTPUT (on the same kind of store):
   ``fingerprint``, ``error``.
 - ``OUTPUT/summary.json``: the fleet summary (cudnnlog's ``Summary``:
   ``jobs``, ``failed``, ``degraded``, ``clean``, ``unreadable``,
-  ``by_primary``, ``by_fingerprint``, ``groups``).
+  ``by_primary``, ``by_action``, ``by_fingerprint``, ``groups``).
 
 A file that cannot be read or decompressed gives a verdict with ``error``
 set; it does not fail the job. In local mode (``--master local[...]``) the
@@ -397,6 +397,9 @@ def main(argv=None):
         "{jobs} jobs: {failed} failed, {degraded} degraded, {clean} clean, "
         "{unreadable} unreadable; {n} distinct failures".format(n=len(summary["groups"]), **summary)
     )
+    by_action = summary.get("by_action") or {}
+    if by_action:
+        print("  actions: " + ", ".join(f"{n} {a}" for a, n in sorted(by_action.items(), key=lambda x: (-x[1], x[0]))))
     for g in summary["groups"][:10]:
         print(f"  {g['count']:>6}  {g['class']:<28} {g['fingerprint']}  e.g. {g['examples'][0]}")
     out = args.output.rstrip("/")

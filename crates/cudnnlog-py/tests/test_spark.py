@@ -113,6 +113,9 @@ def test_spark_triage(tmp_path, spark_env):
     summary = json.loads((out / "summary.json").read_text())
     assert (summary["jobs"], summary["failed"], summary["clean"], summary["unreadable"]) == (6, 4, 2, 0)
     assert summary["by_primary"] == {"cuda.oom": 3, "cuda.device_assert": 1}
+    assert sum(summary["by_action"].values()) == 4
+    actions = next(line for line in run.stdout.splitlines() if line.startswith("  actions: "))
+    assert all(f"{n} {a}" in actions for a, n in summary["by_action"].items()), actions
     top = summary["groups"][0]
     assert (top["class"], top["count"]) == ("cuda.oom", 3)
     assert summary["by_fingerprint"][top["fingerprint"]] == 3
@@ -176,7 +179,12 @@ def test_rows_are_the_verdicts(tmp_path, spark_env, spark):
     oom = rows[next(p for p in rows if p.endswith("job-1.log"))]
     assert oom["primary"] == "cuda.oom" and oom["line"] == cudnnlog.verdict(OOM)["first"]["line"]
     assert rows[next(p for p in rows if p.endswith("job-3.log.gz"))]["error"]
+    # What to do with each failed job (retry, stop, investigate), as its
+    # verdict says; none for a clean one.
+    assert oom["action"] == cudnnlog.verdict(OOM)["action"] and oom["action"] in ("retry", "stop", "investigate")
+    assert rows[next(p for p in rows if p.endswith("job-2.log"))]["action"] is None
     nccl = rows[next(p for p in rows if p.endswith("job-4.log"))]
+    assert nccl["action"] == cudnnlog.verdict(NCCL_TIMEOUT)["action"] is not None
     assert nccl["culprit"] == ",".join(map(str, verdicts[nccl["path"]]["culprit"]["ranks"])) == "1"
     assert [r["culprit"] for p, r in rows.items() if not p.endswith("job-4.log")] == [None] * 3
 
@@ -310,6 +318,7 @@ def test_a_3_gib_log_streams_in_bounded_memory(tmp_path, spark_env):
     verdicts = {v["path"].rsplit("/", 1)[-1]: v for v in read_verdicts(tmp_path / "out")}
     v = verdicts["big-job.log"]
     assert v["outcome"] == "failed" and v["primary"] == "cuda.oom"
+    assert v["action"] == cudnnlog.verdict(OOM)["action"]
     lines_before = reps * block.count(b"\n")
     assert v["first"]["line"] == lines_before + tail_line
     assert verdicts["job-2.log"]["primary"] == "cuda.device_assert"
