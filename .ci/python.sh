@@ -22,9 +22,13 @@ if ! command -v java >/dev/null 2>&1; then
 fi
 java -version
 
-"$py" -m pip install --disable-pip-version-check --quiet pytest pyspark
+# fsspec: the example's route for remote files (its tests read fsspec's
+# in-memory store).
+"$py" -m pip install --disable-pip-version-check --quiet pytest pyspark fsspec
 # Always rebuild the package from this tree (pip builds it with maturin).
 "$py" -m pip install --disable-pip-version-check --force-reinstall --no-deps ./crates/cudnnlog-py
 
-# A missing PySpark or Java fails the Spark test here instead of skipping it.
+# A missing PySpark, Java or fsspec fails the Spark tests here instead of
+# skipping them. The Spark tests include a 3 GiB log, written to a temporary
+# directory and deleted after (it needs 3.1 GB of free disk there).
 CUDNNLOG_REQUIRE_SPARK=1 "$py" -m pytest crates/cudnnlog-py/tests -q

@@ -61,6 +61,9 @@ pub enum Input {
     /// A copy of a `bytearray` or `memoryview` (those can change while the
     /// GIL is released, so they are copied first).
     Owned(Vec<u8>),
+    /// A binary file-like object, read by its `read(n)` in bounded chunks
+    /// ([`crate::reader`]).
+    Reader(Py<PyAny>),
 }
 
 /// An input's data, borrowed: what crosses into code that runs without
@@ -70,6 +73,8 @@ pub enum Data<'a> {
     Path(&'a Path),
     /// A log in memory.
     Bytes(&'a [u8]),
+    /// A file-like object.
+    Reader(&'a Py<PyAny>),
 }
 
 impl Input {
@@ -79,11 +84,13 @@ impl Input {
             Input::Path(p) => Data::Path(p),
             Input::Bytes(b) => Data::Bytes(b),
             Input::Owned(v) => Data::Bytes(v),
+            Input::Reader(r) => Data::Reader(r),
         }
     }
 }
 
-/// Reads a `path_or_bytes` argument.
+/// Reads a `path_or_bytes` argument: a path, bytes, or a binary
+/// file-like object (anything with a `read` method that is not a path).
 pub fn input(obj: &Bound<'_, PyAny>) -> PyResult<Input> {
     if let Ok(b) = obj.cast::<PyBytes>() {
         return Ok(Input::Bytes(b.clone().into()));
@@ -95,9 +102,12 @@ pub fn input(obj: &Bound<'_, PyAny>) -> PyResult<Input> {
         let b = obj.call_method0("tobytes")?;
         return Ok(Input::Bytes(b.cast_into::<PyBytes>()?.into()));
     }
+    if !is_one_path(obj)? && obj.hasattr("read")? {
+        return Ok(Input::Reader(obj.clone().unbind()));
+    }
     path(obj).map(Input::Path).map_err(|_| {
         PyTypeError::new_err(format!(
-            "expected a path (str or os.PathLike) or bytes, bytearray or memoryview, not {}",
+            "expected a path (str or os.PathLike), bytes, bytearray, memoryview or a binary file object, not {}",
             type_name(obj)
         ))
     })

@@ -13,12 +13,16 @@ use cudnnlog::source::{decompressed, Compression, SourceInfo};
 use cudnnlog::source::{SkipReason, Walk};
 use cudnnlog::{CatalogBuilder, Error, MmapChoice, Report, Scanner, ScannerBuilder};
 use std::collections::HashSet;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The name of bytes scanned without one.
 pub const MEMORY: &str = "<memory>";
+
+/// The name of a file-like object scanned without one.
+pub const STREAM: &str = "<stream>";
 
 /// A scanner of the built-in catalog plus the patterns in `dirs` (each a
 /// directory of `.toml` files, as `cudnnlog scan --patterns DIR` takes),
@@ -70,6 +74,41 @@ pub fn scan_bytes(
     let mut report = sink.sink.into_report();
     report.sources[0].path = name.to_string();
     Ok(report)
+}
+
+/// The report of a log read from `reader` (a stream of any length, read
+/// window by window: memory stays bounded), its source named `name`.
+/// gzip and zstd streams (told by their magic numbers) are decompressed.
+pub fn scan_read(
+    scanner: &Scanner,
+    name: &str,
+    reader: impl Read + Send,
+    cancel: &AtomicBool,
+) -> Result<Report, Error> {
+    let mut sink = Cancellable::new(FindingsSink::new(scanner.catalog()), cancel);
+    let (_, reader) = decompressed(reader).map_err(|source| Error::Io {
+        path: name.to_string(),
+        source,
+    })?;
+    scanner.scan_reader(name, reader, &mut sink)?;
+    let mut report = sink.sink.into_report();
+    report.sources[0].path = name.to_string();
+    Ok(report)
+}
+
+/// The verdict of a log read from `reader` ([`scan_read`]), the job and
+/// its source named `name`; a stream that cannot be read or decompressed
+/// gives a verdict with `error` set.
+pub fn verdict_of_read(
+    scanner: &Scanner,
+    name: &str,
+    reader: impl Read + Send,
+    cancel: &AtomicBool,
+) -> Verdict {
+    match scan_read(scanner, name, reader, cancel) {
+        Ok(report) => Verdict::of(name, &report),
+        Err(e) => Verdict::unreadable(name, vec![name.to_string()], e.to_string()),
+    }
 }
 
 /// The verdict of one file as a job of its own: an unreadable file gives

@@ -20,10 +20,12 @@ mod convert;
 mod engine;
 mod fleet;
 mod process;
+mod reader;
 mod wait;
 
 use convert::{from_dict, loads, to_json, Data};
 use fleet::Triage;
+use reader::PyRead;
 
 pyo3::create_exception!(
     cudnnlog,
@@ -92,6 +94,10 @@ impl PyScanner {
                     let name = name.as_deref().unwrap_or(engine::MEMORY);
                     engine::scan_bytes(&scanner, name, bytes, cancel)?
                 }
+                Data::Reader(obj) => {
+                    let name = name.as_deref().unwrap_or(engine::STREAM);
+                    engine::scan_read(&scanner, name, PyRead::new(obj), cancel)?
+                }
             };
             Ok(to_json(&report))
         })?;
@@ -120,6 +126,10 @@ impl PyScanner {
                 Data::Bytes(bytes) => {
                     let name = name.unwrap_or(engine::MEMORY);
                     engine::verdict_of_bytes(&scanner, name, bytes, cancel)
+                }
+                Data::Reader(obj) => {
+                    let name = name.unwrap_or(engine::STREAM);
+                    engine::verdict_of_read(&scanner, name, PyRead::new(obj), cancel)
                 }
             })
         })?;
@@ -208,11 +218,13 @@ impl PyScanner {
 /// Scans one log and returns its report (the JSON report of
 /// `cudnnlog scan --format json`, schema `cudnnlog.report/1`) as a dict.
 ///
-/// `path_or_bytes` is a path (`str` or `os.PathLike`) or the log itself
-/// (`bytes`, `bytearray`, `memoryview`); gzip and zstd are decompressed.
-/// `patterns` adds a directory of pattern files (or a list of them) to the
-/// built-in catalog. `name` names the source in the report (default: the
-/// path, or `<memory>` for bytes). The GIL is released while scanning.
+/// `path_or_bytes` is a path (`str` or `os.PathLike`), the log itself
+/// (`bytes`, `bytearray`, `memoryview`), or a binary file-like object,
+/// read by `read(n)` calls of at most 1 MiB until it gives no bytes; gzip
+/// and zstd are decompressed. `patterns` adds a directory of pattern
+/// files (or a list of them) to the built-in catalog. `name` names the
+/// source in the report (default: the path, `<memory>` for bytes,
+/// `<stream>` for a file-like object). The GIL is released while scanning.
 /// Raises CudnnlogError when the file cannot be read or a pattern
 /// directory is malformed.
 #[pyfunction]
@@ -235,9 +247,10 @@ fn scan<'py>(
 /// fingerprint that groups the same failure across jobs — the dict
 /// `triage` yields.
 ///
-/// `source` is a report dict (from `scan`), a path, or the log's bytes.
-/// `path` names the job (default: the report's source, the path, or
-/// `<memory>`). A file that cannot be read gives a verdict with `error`
+/// `source` is a report dict (from `scan`), a path, the log's bytes, or
+/// a binary file-like object (read as `scan` reads it). `path` names the
+/// job (default: the report's source, the path, `<memory>` or
+/// `<stream>`). A file that cannot be read gives a verdict with `error`
 /// set, not an exception.
 #[pyfunction]
 #[pyo3(signature = (source, path = None, patterns = None))]

@@ -36,10 +36,10 @@ def fleet(tmp_path):
     return d
 
 
-def training_log(size):
-    """About ``size`` bytes of a training run's progress lines (steps,
-    losses, learning rates, the odd checkpoint), then the OOM capture: a
-    long log whose failure is at its very end."""
+def training_block():
+    """About 1 MiB of a training run's progress lines (steps, losses,
+    learning rates, the odd checkpoint), ending with a newline: no
+    failure in it."""
     block = bytearray()
     step = 0
     while len(block) < 1 << 20:
@@ -52,8 +52,16 @@ def training_log(size):
         if step % 500 == 499:
             block += f"INFO checkpoint: saved ckpt/step-{step}.pt (1.3 GiB)\n".encode()
         step += 1
+    return bytes(block)
+
+
+def training_log(size):
+    """About ``size`` bytes of a training run's progress lines
+    (``training_block``), then the OOM capture: a long log whose failure
+    is at its very end."""
+    block = training_block()
     tail = OOM.read_bytes()
-    return bytes(block) * max(1, (size - len(tail)) // len(block)) + tail
+    return block * max(1, (size - len(tail)) // len(block)) + tail
 
 
 def fixture_log(size):

@@ -111,7 +111,7 @@ def test_summarize_groups_by_fingerprint(fleet, tmp_path):
     assert cudnnlog.summarize(cudnnlog.triage([fleet, missing])) == s
     assert cudnnlog.summarize([]) == {
         "jobs": 0, "failed": 0, "degraded": 0, "clean": 0, "unreadable": 0,
-        "by_primary": {}, "by_fingerprint": {}, "groups": [],
+        "by_primary": {}, "by_action": {}, "by_fingerprint": {}, "groups": [],
     }
 
 

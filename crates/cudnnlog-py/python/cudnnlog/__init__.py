@@ -2,7 +2,8 @@
 and what to do.
 
 - ``scan(path_or_bytes)`` returns a log's JSON report (schema
-  ``cudnnlog.report/1``) as a dict.
+  ``cudnnlog.report/1``) as a dict; the log is a path, bytes, or a binary
+  file-like object (read in chunks of at most 1 MiB).
 - ``verdict(report_or_log, path)`` returns one job's verdict: how it ended,
   the primary failure, the top cause, a fingerprint.
 - ``triage(paths)`` yields the verdict of every job as soon as it is done,

@@ -3,7 +3,7 @@
 import os
 from collections.abc import Iterable, Iterator
 from types import TracebackType
-from typing import Any, Optional, Union, final
+from typing import Any, Optional, Protocol, Union, final
 
 from typing_extensions import Self, TypeAlias
 
@@ -27,6 +27,15 @@ REPORT_SCHEMA: str
 _StrPath: TypeAlias = Union[str, "os.PathLike[str]"]
 #: A log held in memory.
 _Buffer: TypeAlias = Union[bytes, bytearray, memoryview]
+
+class _Readable(Protocol):
+    """A binary file-like object: read by ``read(n)`` calls, ``n`` at most
+    1 MiB, until it returns no bytes."""
+
+    def read(self, n: int, /) -> Union[bytes, bytearray, memoryview]: ...
+
+#: A log to scan: a path, the log in memory, or a binary stream.
+_Log: TypeAlias = Union[_StrPath, _Buffer, _Readable]
 #: One pattern directory, or several.
 _Patterns: TypeAlias = Optional[Union[_StrPath, Iterable[_StrPath]]]
 #: A report (schema ``cudnnlog.report/1``): keys ``schema``, ``sources``,
@@ -54,8 +63,8 @@ class Scanner:
     def __new__(cls, patterns: _Patterns = None) -> Self: ...
     @property
     def patterns(self) -> list[str]: ...
-    def scan(self, path_or_bytes: Union[_StrPath, _Buffer], *, name: Optional[str] = None) -> _Report: ...
-    def verdict(self, source: Union[_Report, _StrPath, _Buffer], path: Optional[str] = None) -> _Verdict: ...
+    def scan(self, path_or_bytes: _Log, *, name: Optional[str] = None) -> _Report: ...
+    def verdict(self, source: Union[_Report, _Log], path: Optional[str] = None) -> _Verdict: ...
     def triage(self, paths: Union[_StrPath, Iterable[_StrPath]], group: bool = True) -> Triage: ...
 
 @final
@@ -77,7 +86,7 @@ class Triage(Iterator[_Verdict]):
     ) -> bool: ...
 
 def scan(
-    path_or_bytes: Union[_StrPath, _Buffer],
+    path_or_bytes: _Log,
     patterns: _Patterns = None,
     *,
     name: Optional[str] = None,
@@ -85,7 +94,7 @@ def scan(
     """The report of one log, as a dict."""
 
 def verdict(
-    source: Union[_Report, _StrPath, _Buffer],
+    source: Union[_Report, _Log],
     path: Optional[str] = None,
     patterns: _Patterns = None,
 ) -> _Verdict:
