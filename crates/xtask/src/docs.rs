@@ -132,6 +132,12 @@ pub fn classes_page() -> Result<String> {
         if c.infrastructure {
             out.push_str("\nAn infrastructure fault: the GPU and process errors of the same log are its fallout.\n");
         }
+        if let Some(r) = catalog.actions().class(&c.id) {
+            out.push_str(&format!(
+                "\nAction for a job it ends: **{}** — {} (`patterns/actions.toml`; a job's attempts, a pattern's facts or a cause the log shows can decide otherwise.)\n",
+                r.action, r.because
+            ));
+        }
         let patterns: Vec<_> = catalog
             .patterns()
             .iter()

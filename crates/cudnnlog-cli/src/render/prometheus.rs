@@ -165,7 +165,7 @@ pub fn families(counts: &Counts, builtin: &[String], now: f64) -> Vec<Family> {
         },
         Family {
             name: "cudnnlog_jobs_by_action",
-            help: "Failed jobs, by what to do about them: retry, stop or investigate.",
+            help: "Failed or degraded jobs, by what to do about them: retry, stop or investigate.",
             label: Some("action"),
             series: Action::ALL
                 .iter()

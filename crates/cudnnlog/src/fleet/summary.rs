@@ -135,8 +135,8 @@ impl Summary {
     /// summary.add(&Verdict::of("job-1.log", &report));
     /// summary.add(&Verdict::of("job-2.log", &report));
     /// assert_eq!((summary.failed, summary.by_primary["cuda.illegal_address"]), (2, 2));
-    /// // A bug or a failing GPU: the message alone does not say which.
-    /// assert_eq!(summary.by_action[&cudnnlog::report::Action::Investigate], 2);
+    /// // A bug in the code or the framework far more often than a failing GPU.
+    /// assert_eq!(summary.by_action[&cudnnlog::report::Action::Stop], 2);
     /// assert_eq!(summary.groups[0].examples, ["job-1.log", "job-2.log"]);
     /// ```
     pub fn add(&mut self, v: &Verdict) {
