@@ -144,16 +144,7 @@ fn environment_rows(report: &Report) -> Vec<(String, String)> {
         .filter(|f| **f != "framework_build")
         .filter_map(|f| {
             let v = report.environment.get(*f)?;
-            let text = match v {
-                serde_json::Value::String(s) => s.clone(),
-                serde_json::Value::Array(a) => a
-                    .iter()
-                    .filter_map(|x| x.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                other => other.to_string(),
-            };
-            Some((f.replace('_', " "), text))
+            Some((f.replace('_', " "), cudnnlog::render::env_text(v)))
         })
         .collect()
 }

@@ -103,6 +103,7 @@ pub mod json;
 mod location;
 pub mod ndjson;
 mod prefix;
+pub mod render;
 pub mod report;
 mod scan;
 pub mod sink;

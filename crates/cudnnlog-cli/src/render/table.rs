@@ -12,6 +12,7 @@ use super::{
 use crate::term::{self, columns, remediation, wrap};
 use cudnnlog::catalog::{Catalog, Severity};
 use cudnnlog::fleet::{primary_finding, FleetDocument};
+use cudnnlog::render::PRIORS_ONLY;
 use cudnnlog::report::{Finding, Outcome, Report, PRIOR_ONLY};
 use std::io::Write;
 
@@ -23,9 +24,6 @@ pub use fleet::fleet;
 const SHOWN: usize = 3;
 /// Longest message shown without `-v`, in characters.
 const MESSAGE: usize = 300;
-/// What a list of causes none of which the log supports says of itself.
-pub(crate) const PRIORS_ONLY: &str =
-    "no evidence in the log: how often each is behind this message";
 
 /// Lines of the verdict's "why" before it is clipped.
 const WHY_LINES: usize = 3;

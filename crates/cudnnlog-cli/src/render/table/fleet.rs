@@ -1,10 +1,10 @@
 //! The fleet as a table of jobs (at most [`TABLE_JOBS`](super::TABLE_JOBS), the failed
 //! first), then the counts and the largest fingerprint groups.
 
-use super::super::verdict::{action, cause, first, headline, outcome};
 use super::super::{clip, sanitize, sanitize_line, Paint, Style};
 use crate::term::{self, columns, wrap};
 use cudnnlog::fleet::{Summary, Triaged};
+use cudnnlog::render::{action, cause, first, headline, outcome};
 use std::io::Write;
 use tabled::settings::Style as TableStyle;
 

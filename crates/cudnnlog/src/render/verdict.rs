@@ -2,22 +2,52 @@
 //! fleet: a verdict's outcome, where its failure was first seen, its
 //! cause, the headline that counts the jobs, and what the walk skipped.
 
-use cudnnlog::fleet::{Summary, Verdict};
-use cudnnlog::report::Outcome;
+use crate::fleet::{Summary, Verdict};
+use crate::report::Outcome;
 use std::collections::BTreeMap;
 
 /// How a job ended: its outcome, or `unreadable`.
-pub(crate) fn outcome(v: &Verdict) -> &'static str {
+///
+/// ```
+/// use cudnnlog::{fleet::{Summary, Verdict}, render, report::FindingsSink, Catalog, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+/// let mut sink = FindingsSink::new(scanner.catalog());
+/// scanner.scan_reader("job.log", &b"INFO step 40 loss 0.3\nModuleNotFoundError: No module named 'apex'\n"[..], &mut sink)?;
+/// let v = Verdict::of("job.log", &sink.into_report());
+/// assert_eq!(render::outcome(&v), "failed");
+/// # Ok::<(), cudnnlog::Error>(())
+/// ```
+pub fn outcome(v: &Verdict) -> &'static str {
     v.outcome.map_or("unreadable", Outcome::as_str)
 }
 
 /// What to do with the job: `retry`, `stop`, `investigate`, or `-`.
-pub(crate) fn action(v: &Verdict) -> &'static str {
-    v.action.map_or("-", cudnnlog::report::Action::as_str)
+///
+/// ```
+/// use cudnnlog::{fleet::{Summary, Verdict}, render, report::FindingsSink, Catalog, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+/// let mut sink = FindingsSink::new(scanner.catalog());
+/// scanner.scan_reader("job.log", &b"INFO step 40 loss 0.3\nModuleNotFoundError: No module named 'apex'\n"[..], &mut sink)?;
+/// let v = Verdict::of("job.log", &sink.into_report());
+/// assert_eq!(render::action(&v), "stop");
+/// # Ok::<(), cudnnlog::Error>(())
+/// ```
+pub fn action(v: &Verdict) -> &'static str {
+    v.action.map_or("-", crate::report::Action::as_str)
 }
 
 /// Where the primary failure was first seen: `file:line`, with the rank.
-pub(crate) fn first(v: &Verdict) -> String {
+///
+/// ```
+/// use cudnnlog::{fleet::{Summary, Verdict}, render, report::FindingsSink, Catalog, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+/// let mut sink = FindingsSink::new(scanner.catalog());
+/// scanner.scan_reader("job.log", &b"INFO step 40 loss 0.3\nModuleNotFoundError: No module named 'apex'\n"[..], &mut sink)?;
+/// let v = Verdict::of("job.log", &sink.into_report());
+/// assert_eq!(render::first(&v), "line 2");
+/// # Ok::<(), cudnnlog::Error>(())
+/// ```
+pub fn first(v: &Verdict) -> String {
     let Some(p) = &v.first else {
         return "-".into();
     };
@@ -40,7 +70,17 @@ pub(crate) fn first(v: &Verdict) -> String {
 }
 
 /// The job's likely root cause, or why it could not be read.
-pub(crate) fn cause(v: &Verdict) -> String {
+///
+/// ```
+/// use cudnnlog::{fleet::{Summary, Verdict}, render, report::FindingsSink, Catalog, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+/// let mut sink = FindingsSink::new(scanner.catalog());
+/// scanner.scan_reader("job.log", &b"INFO step 40 loss 0.3\nModuleNotFoundError: No module named 'apex'\n"[..], &mut sink)?;
+/// let v = Verdict::of("job.log", &sink.into_report());
+/// assert_eq!(render::cause(&v), v.cause.as_ref().unwrap().id);
+/// # Ok::<(), cudnnlog::Error>(())
+/// ```
+pub fn cause(v: &Verdict) -> String {
     match (&v.cause, &v.error) {
         (_, Some(e)) if v.outcome.is_none() => e.clone(),
         (Some(c), _) => c.id.clone(),
@@ -51,7 +91,19 @@ pub(crate) fn cause(v: &Verdict) -> String {
 /// `158 jobs: 120 failed, 6 degraded, 30 clean, 2 unreadable; action: 40
 /// retry, 80 stop, 6 investigate; skipped 3 files: 1 binary, 2 not logs
 /// by name`.
-pub(crate) fn headline(s: &Summary) -> String {
+///
+/// ```
+/// use cudnnlog::{fleet::{Summary, Verdict}, render, report::FindingsSink, Catalog, ScannerBuilder};
+/// let scanner = ScannerBuilder::new().build(Catalog::builtin()?);
+/// let mut sink = FindingsSink::new(scanner.catalog());
+/// scanner.scan_reader("job.log", &b"INFO step 40 loss 0.3\nModuleNotFoundError: No module named 'apex'\n"[..], &mut sink)?;
+/// let v = Verdict::of("job.log", &sink.into_report());
+/// let mut s = Summary::default();
+/// s.add(&v);
+/// assert_eq!(render::headline(&s.finish()), "1 jobs: 1 failed, 0 clean; action: 1 stop");
+/// # Ok::<(), cudnnlog::Error>(())
+/// ```
+pub fn headline(s: &Summary) -> String {
     let mut parts = vec![format!("{} failed", s.failed)];
     if s.degraded > 0 {
         parts.push(format!("{} degraded", s.degraded));
@@ -60,7 +112,7 @@ pub(crate) fn headline(s: &Summary) -> String {
     if s.unreadable > 0 {
         parts.push(format!("{} unreadable", s.unreadable));
     }
-    let actions: Vec<String> = cudnnlog::report::Action::ALL
+    let actions: Vec<String> = crate::report::Action::ALL
         .iter()
         .filter_map(|a| s.by_action.get(a).map(|n| format!("{n} {a}")))
         .collect();
@@ -74,7 +126,12 @@ pub(crate) fn headline(s: &Summary) -> String {
 
 /// What the walk of directories left out, counted by reason: `skipped 3
 /// files: 1 binary, 2 not logs by name`; `None` when nothing was.
-pub(crate) fn skips(skipped: &BTreeMap<String, u64>) -> Option<String> {
+///
+/// ```
+/// let skipped = [("binary".to_string(), 2), ("not_a_log".to_string(), 1)].into_iter().collect();
+/// assert_eq!(cudnnlog::render::skips(&skipped).unwrap(), "skipped 3 files: 2 binary, 1 not a log by name");
+/// ```
+pub fn skips(skipped: &BTreeMap<String, u64>) -> Option<String> {
     let total: u64 = skipped.values().sum();
     if total == 0 {
         return None;
