@@ -162,6 +162,31 @@ fn the_catalog_decides_by_class_pattern_and_evidenced_cause() {
 }
 
 #[test]
+fn a_timeout_of_the_first_collective_is_not_a_passing_stall() {
+    // ProcessGroupNCCL's watchdog (PyTorch 2.x), as `WorkNCCL`'s
+    // operator<< writes the work.
+    let watchdog = |seq: u32| {
+        format!("[rank1]:[E918 23:18:00.308397639 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum={seq}, OpType=BROADCAST, NumelIn=233373696, NumelOut=233373696, Timeout(ms)=600000) ran for 600023 milliseconds before timing out.\n")
+    };
+    let first = report(watchdog(1).as_bytes());
+    assert_eq!(
+        (first.primary.as_deref(), first.action),
+        (Some("nccl.timeout"), Some(Action::Stop))
+    );
+    assert!(first
+        .retryable_because
+        .unwrap()
+        .contains("very first collective"));
+    let later = report(watchdog(4812).as_bytes());
+    assert_eq!(later.action, Some(Action::Retry));
+    // PyTorch 2.2-2.3's status line: nothing completed.
+    let status = report(b"[Rank 0] Timeout at NCCL work: 1, last enqueued NCCL work: 1, last completed NCCL work: 0.\n");
+    assert_eq!(status.action, Some(Action::Stop));
+    let status = report(b"[Rank 0] Timeout at NCCL work: 912, last enqueued NCCL work: 912, last completed NCCL work: 911.\n");
+    assert_eq!(status.action, Some(Action::Retry));
+}
+
+#[test]
 fn an_investigate_class_takes_the_action_nearly_all_its_causes_share() {
     // cuDNN's execution failure: a version, the architecture, memory or a
     // framework bug far more often than a GPU fault.

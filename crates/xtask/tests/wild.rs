@@ -34,7 +34,14 @@ fn wild_corpus_scores_stay_above_their_floors() {
         ("cause@1", s.overall.cause_at1().unwrap_or(0.0), 0.79),
         ("cause@2", s.overall.cause_at2().unwrap_or(0.0), 0.89),
         ("macro-F1", s.macro_f1(), 0.96),
+        // Actions the public threads confirm (retry or stop).
+        ("action", s.overall.action().unwrap_or(0.0), 0.87),
     ]);
+    assert!(
+        s.overall.acted >= 20,
+        "{} confirmed actions",
+        s.overall.acted
+    );
     // Healthy and near-miss logs have no error finding, whatever else moves.
     assert_eq!(
         s.overall.clean_ok, s.overall.clean,
