@@ -40,15 +40,18 @@ _Log: TypeAlias = Union[_StrPath, _Buffer, _Readable]
 _Patterns: TypeAlias = Optional[Union[_StrPath, Iterable[_StrPath]]]
 #: A report (schema ``cudnnlog.report/1``): keys ``schema``, ``sources``,
 #: ``environment``, ``outcome``, ``primary``, ``findings``, and when
-#: present ``cross_run`` and ``unclassified``.
+#: present ``action``, ``retryable_because``, ``cross_run`` and
+#: ``unclassified``.
 _Report: TypeAlias = dict[str, Any]
 #: A verdict: keys ``path``, ``sources``, ``outcome``, ``primary``,
 #: ``title``, ``message``, ``first``, ``culprit``, ``cause``,
-#: ``remediation``, ``fingerprint``, ``findings``, ``error`` (the optional
-#: ones only when set).
+#: ``remediation``, ``action`` (``retry``, ``stop`` or ``investigate``),
+#: ``retryable_because``, ``fingerprint``, ``findings``, ``error`` (the
+#: optional ones only when set).
 _Verdict: TypeAlias = dict[str, Any]
 #: A fleet summary: ``jobs``, ``failed``, ``degraded``, ``clean``,
-#: ``unreadable``, ``by_primary``, ``by_fingerprint``, ``groups``.
+#: ``unreadable``, ``by_primary``, ``by_action``, ``by_fingerprint``,
+#: ``groups``.
 _Summary: TypeAlias = dict[str, Any]
 
 class CudnnlogError(Exception):
