@@ -48,6 +48,23 @@ pub const EXACT_BUILTIN: &str = include_str!("../../patterns/prefilter-exact.txt
 const PER_SEARCHER: usize = 64;
 /// Beyond this many searchers the plain DFA is as fast.
 const MAX_SEARCHERS: usize = 4;
+/// How often each byte value occurs in the logs of `fixtures/`, sixteen
+/// counts a line (bytes 0 to 255), written by `cargo xtask prefilter`: the
+/// exact-byte tier puts its fingerprints in buckets that accept the
+/// fewest windows of a log like these.
+///
+/// ```
+/// let counts: Vec<u64> = cudnnlog::prefilter::BYTE_COUNTS
+///     .lines()
+///     .filter(|l| !l.starts_with('#'))
+///     .flat_map(str::split_whitespace)
+///     .map(|n| n.parse().unwrap())
+///     .collect();
+/// assert_eq!(counts.len(), 256);
+/// assert!(counts[b'e' as usize] > counts[b'Q' as usize]);
+/// ```
+pub const BYTE_COUNTS: &str = include_str!("../../patterns/byte-counts.txt");
+
 /// The shortest fingerprint: shorter ones make Teddy fire everywhere.
 pub const FINGERPRINT_MIN: usize = 3;
 /// A fingerprint an uncovered anchor brings is at most this long.
