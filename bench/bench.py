@@ -5,6 +5,8 @@
     python3 bench/bench.py --sizes 1 --runs 3   # a quicker look
     python3 bench/bench.py --smoke              # CI: debug build, 20 MB, answers only
     python3 bench/bench.py --features hyperscan # with the system's Hyperscan
+    python3 bench/bench.py --bin DIR --rg RG --cpus 2,16 --sizes 1,4 --skip anchors,burst
+                                                # prebuilt binaries, pinned to 2 and 16 cores
 
 First start-up: a 6-byte log scanned many times by each tool, interleaved.
 Then for each size it generates a log with `loggen` (seeded; reused when
@@ -20,6 +22,13 @@ prints medians, ratios and peak *anonymous* memory for cudnnlog (RssAnon:
 heap and stacks, not the mapped file's pages, sampled in runs of their own
 so that the sampler does not slow the timed ones), and checks both cudnnlog
 reports against the ground truth.
+
+With `--cpus 2,16` every tool runs pinned by `taskset -c` to the first 2,
+then the first 16 cores (cudnnlog's threads follow the pinning), and a
+scaling line per size gives cudnnlog's GiB/s at each and how far from
+linear the step between them is. `--bin DIR` takes `cudnnlog` and `loggen`
+from DIR (a machine without a toolchain: copy the release binaries and an
+`rg` there, and pass `--rg`).
 """
 
 import argparse
@@ -34,6 +43,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "target", "release")
+RG = "rg"
 
 
 def build(release=True, features=""):
@@ -81,6 +91,9 @@ def status_kib(pid, field):
     return None
 
 
+PIN = []  # `taskset -c 0-N` while a --cpus count is timed
+
+
 def timed(cmd, out, watch=False):
     """Runs cmd; returns (wall seconds, peak RssAnon KiB, peak VmHWM KiB, exit code).
 
@@ -90,7 +103,7 @@ def timed(cmd, out, watch=False):
     are not watched, and memory comes from runs of their own.
     """
     start = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(PIN + cmd, stdout=out, stderr=subprocess.DEVNULL)
     anon = hwm = 0
     if not watch:
         code = p.wait()
@@ -128,6 +141,10 @@ def main():
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--no-build", action="store_true")
     ap.add_argument("--features", default="", help="cudnnlog's cargo features, e.g. hyperscan")
+    ap.add_argument("--bin", help="take cudnnlog and loggen from this directory (implies --no-build)")
+    ap.add_argument("--rg", default="rg", help="the ripgrep binary")
+    ap.add_argument("--cpus", help="core counts to pin every tool to with taskset, e.g. 2,16")
+    ap.add_argument("--skip", default="", help="parts to leave out: anchors, burst, startup")
     ap.add_argument(
         "--smoke",
         action="store_true",
@@ -135,14 +152,17 @@ def main():
         "(its times mean nothing); exits 1 on a wrong answer, as every run does",
     )
     args = ap.parse_args()
-    global BIN
+    global BIN, RG
+    RG = args.rg
+    if args.bin:
+        BIN, args.no_build = os.path.abspath(args.bin), True
     if args.smoke:
         BIN = os.path.join(ROOT, "target", "debug")
         args.sizes, args.runs = "0.02", 1
 
     if not args.no_build:
         build(release=not args.smoke, features=args.features)
-    for tool in ("rg", "wc"):
+    for tool in (RG, "wc") + (("taskset",) if args.cpus else ()):
         if shutil.which(tool) is None:
             sys.exit(f"bench: `{tool}` is not installed (apt-get install ripgrep coreutils)")
     os.makedirs(args.dir, exist_ok=True)
@@ -150,7 +170,7 @@ def main():
     with open(anchors, "w") as f:
         subprocess.run([os.path.join(BIN, "cudnnlog"), "patterns", "list", "--format", "anchors"], stdout=f, check=True)
     n_anchors = sum(1 for _ in open(anchors))
-    rg_version = subprocess.run(["rg", "--version"], capture_output=True, text=True).stdout.split("\n")[0]
+    rg_version = subprocess.run([RG, "--version"], capture_output=True, text=True).stdout.split("\n")[0]
     cpu = cpu_model()
 
     print(f"machine: {platform.node()}, {os.cpu_count()} cores ({cpu}), {platform.system()} {platform.release()}")
@@ -162,71 +182,108 @@ def main():
     print(f"comparisons: rg -F with the {n_keywords} triage keywords (bench/triage-keywords.txt: what a user greps for), "
           f"rg -F with the catalog's {n_anchors} anchors, and `wc -l` (the newline-count floor)")
     print()
-    startup(anchors, keywords, args)
-    wrong = burst(keywords, args)
-    print("| size | cudnnlog s | fresh s | rg kw s | rg anchors s | wc -l s | ÷ rg kw | ÷ rg anchors | fresh ÷ mapped | ÷ floor | peak anon MiB (mapped / fresh) | answer |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    skip = set(filter(None, args.skip.split(",")))
+    cpus = [int(c) for c in args.cpus.split(",")] if args.cpus else [None]
+    if "startup" not in skip:
+        startup(anchors, keywords, args)
+    wrong = 0 if "burst" in skip else burst(keywords, args)
+    print("| size | cpus | cudnnlog s | GiB/s | fresh s | rg kw s | rg anchors s | wc -l s | cat s | ÷ rg kw | ÷ rg anchors "
+          "| fresh ÷ mapped | ÷ floor | peak anon MiB (mapped / fresh) | answer |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    scaling = []
     for size in [float(s) for s in args.sizes.split(",")]:
         log = os.path.join(args.dir, f"train-{size:g}g.log")
         generate(log, size, args.seed)
         with open(log, "rb") as f:  # warm the page cache
             while f.read(16 << 20):
                 pass
-        report = os.path.join(args.dir, f"report-{size:g}g.json")
-        fresh_report = os.path.join(args.dir, f"report-{size:g}g-fresh.json")
-        scan = [os.path.join(BIN, "cudnnlog"), "scan", "--format", "json", log]
-        cmds = {
-            "cudnnlog": scan,
-            # The same log touched first: modified seconds ago, so it is
-            # streamed with positioned reads instead of mapped.
-            "fresh": scan,
-            "rg kw": ["rg", "-c", "-F", "-f", keywords, log],
-            "rg anchors": ["rg", "-c", "-F", "-f", anchors, log],
-            "wc": ["wc", "-l", log],
-        }
-        wall = {k: [] for k in cmds}
-        mem = {k: 0 for k in cmds}
-        for _ in range(args.runs):
-            for name, cmd in cmds.items():
-                if name == "fresh":
-                    os.utime(log)
-                elif name == "cudnnlog":
-                    past = time.time() - 3600
-                    os.utime(log, (past, past))
-                # Not /dev/null: GNU grep stops at the first match when its
-                # output is /dev/null.
-                sink = {"cudnnlog": report, "fresh": fresh_report}.get(name, os.path.join(args.dir, "other.out"))
-                with open(sink, "w") as out:
-                    t, _, _, _ = timed(cmd, out)
-                wall[name].append(t)
-        # Peak memory, from one watched (untimed) run of each cudnnlog scan.
-        for name in ("fresh", "cudnnlog"):
-            if name == "fresh":
-                os.utime(log)
-            else:
-                past = time.time() - 3600
-                os.utime(log, (past, past))
-            with open(os.path.join(args.dir, "other.out"), "w") as out:
-                _, anon, _, _ = timed(cmds[name], out, watch=True)
-            mem[name] = anon or 0
-        past = time.time() - 3600
-        os.utime(log, (past, past))
-        ok, got, want = check(report, log + ".truth.json")
-        ok_fresh, _, _ = check(fresh_report, log + ".truth.json")
-        med = {k: statistics.median(v) for k, v in wall.items()}
-        c = med["cudnnlog"]
-        print(
-            f"| {size:g} GB | {c:.2f} | {med['fresh']:.2f} | {med['rg kw']:.2f} | {med['rg anchors']:.2f} | {med['wc']:.2f} "
-            f"| {c / med['rg kw']:.2f} | {c / med['rg anchors']:.2f} | {med['fresh'] / c:.2f} | {c / med['wc']:.1f} "
-            f"| {mem['cudnnlog'] / 1024:.1f} / {mem['fresh'] / 1024:.1f} "
-            f"| {'matches truth' if ok and ok_fresh else 'WRONG'} |",
-            flush=True,
-        )
-        if not ok:
-            print(f"  got {got}\n  want {want}", file=sys.stderr)
-        wrong += not (ok and ok_fresh)
+        speeds = {}
+        for n in cpus:
+            ok, speed = table(log, size, n, anchors, keywords, skip, args)
+            wrong += not ok
+            speeds[n] = speed
+        if len(cpus) > 1:
+            lo, hi = cpus[0], cpus[-1]
+            scaling.append(
+                f"{size:g} GB: {', '.join(f'{speeds[n]:.2f} GiB/s on {n}' for n in cpus)}; "
+                f"{hi} ÷ {lo} cores: {speeds[hi] / speeds[lo]:.2f}× ({speeds[hi] / speeds[lo] / (hi / lo):.2f} of linear)"
+            )
+    for line in scaling:
+        print(line)
     if wrong:
         sys.exit(f"bench: {wrong} of the reports do not match the generator's truth")
+
+
+def table(log, size, n, anchors, keywords, skip, args):
+    """One row of the table: every tool on `log`, pinned to `n` cores (all
+    when None), interleaved; whether both reports are right, and the mapped
+    scan's GiB/s."""
+    global PIN
+    PIN = ["taskset", "-c", f"0-{n - 1}"] if n else []
+    tag = f"{size:g}g-{n or 'all'}"
+    report = os.path.join(args.dir, f"report-{tag}.json")
+    fresh_report = os.path.join(args.dir, f"report-{tag}-fresh.json")
+    scan = [os.path.join(BIN, "cudnnlog"), "scan", "--format", "json", log]
+    cmds = {
+        "cudnnlog": scan,
+        # The same log touched first: modified seconds ago, so it is
+        # streamed with positioned reads instead of mapped.
+        "fresh": scan,
+        "rg kw": [RG, "-c", "-F", "-f", keywords, log],
+        "rg anchors": [RG, "-c", "-F", "-f", anchors, log],
+        "wc": ["wc", "-l", log],
+        "cat": ["cat", log],
+    }
+    if "anchors" in skip:
+        del cmds["rg anchors"]
+    wall = {k: [] for k in cmds}
+    mem = {k: 0 for k in cmds}
+    for _ in range(args.runs):
+        for name, cmd in cmds.items():
+            if name == "fresh":
+                os.utime(log)
+            elif name == "cudnnlog":
+                past = time.time() - 3600
+                os.utime(log, (past, past))
+            # Not /dev/null: GNU grep stops at the first match when its
+            # output is /dev/null.
+            if name == "cat":
+                sink = os.devnull
+            else:
+                sink = {"cudnnlog": report, "fresh": fresh_report}.get(name, os.path.join(args.dir, "other.out"))
+            with open(sink, "w") as out:
+                t, _, _, _ = timed(cmd, out)
+            wall[name].append(t)
+    # Peak memory, from one watched (untimed) run of each cudnnlog scan.
+    for name in ("fresh", "cudnnlog"):
+        if name == "fresh":
+            os.utime(log)
+        else:
+            past = time.time() - 3600
+            os.utime(log, (past, past))
+        with open(os.path.join(args.dir, "other.out"), "w") as out:
+            _, anon, _, _ = timed(cmds[name], out, watch=True)
+        mem[name] = anon or 0
+    PIN = []
+    past = time.time() - 3600
+    os.utime(log, (past, past))
+    ok, got, want = check(report, log + ".truth.json")
+    ok_fresh, _, _ = check(fresh_report, log + ".truth.json")
+    med = {k: statistics.median(v) for k, v in wall.items()}
+    med.setdefault("rg anchors", float("nan"))
+    c = med["cudnnlog"]
+    gib = os.path.getsize(log) / (1 << 30) / c
+    print(
+        f"| {size:g} GB | {n or os.cpu_count()} | {c:.3f} | {gib:.2f} | {med['fresh']:.3f} | {med['rg kw']:.3f} "
+        f"| {med['rg anchors']:.2f} | {med['wc']:.3f} | {med['cat']:.3f} "
+        f"| {c / med['rg kw']:.2f} | {c / med['rg anchors']:.2f} | {med['fresh'] / c:.2f} | {c / med['wc']:.1f} "
+        f"| {mem['cudnnlog'] / 1024:.1f} / {mem['fresh'] / 1024:.1f} "
+        f"| {'matches truth' if ok and ok_fresh else 'WRONG'} |",
+        flush=True,
+    )
+    if not ok:
+        print(f"  got {got}\n  want {want}", file=sys.stderr)
+    return ok and ok_fresh, gib
 
 
 # A cuDNN v8 warning as PyTorch prints it, and the source line Python's
@@ -264,7 +321,7 @@ def burst(keywords, args):
         report = os.path.join(args.dir, "burst-report.json")
         cmds = {
             "cudnnlog": [os.path.join(BIN, "cudnnlog"), "scan", "--format", "json", log],
-            "rg kw": ["rg", "-c", "-F", "-f", keywords, log],
+            "rg kw": [RG, "-c", "-F", "-f", keywords, log],
         }
         wall = {k: [] for k in cmds}
         for _ in range(args.runs):
@@ -295,8 +352,8 @@ def startup(anchors, keywords, args):
         f.write("hello\n")
     cmds = {
         "cudnnlog": [os.path.join(BIN, "cudnnlog"), "scan", tiny],
-        "rg kw": ["rg", "-c", "-F", "-f", keywords, tiny],
-        "rg anchors": ["rg", "-c", "-F", "-f", anchors, tiny],
+        "rg kw": [RG, "-c", "-F", "-f", keywords, tiny],
+        "rg anchors": [RG, "-c", "-F", "-f", anchors, tiny],
     }
     wall = {k: [] for k in cmds}
     for _ in range(max(args.runs, 5) * 6):

@@ -235,7 +235,12 @@ fn settle(buckets: &mut [Vec<Box<[u8]>>], share: &[f64; 256]) {
                 let saved = sets.volume(from, None, true) - sets.volume(from, Some(l), false);
                 let best = (0..n)
                     .filter(|&to| to != from)
-                    .map(|to| (sets.volume(to, Some(l), true) - sets.volume(to, None, true), to))
+                    .map(|to| {
+                        (
+                            sets.volume(to, Some(l), true) - sets.volume(to, None, true),
+                            to,
+                        )
+                    })
                     .filter(|&(added, _)| added < saved * (1.0 - 1e-9))
                     .min_by(|a, b| a.0.total_cmp(&b.0));
                 match best {
@@ -302,13 +307,49 @@ impl Exact {
     /// The leftmost start in `from..end` of a literal that lies wholly
     /// before `end` (bytes past `end` are read but never matched).
     pub(super) fn find(&self, hay: &[u8], from: usize, end: usize) -> Option<usize> {
+        self.search::<false>(hay, from, end, &mut 0)
+    }
+
+    /// Whether [`find_counting`](Exact::find_counting) counts as it
+    /// searches (where the vector search runs), rather than after.
+    pub(super) fn counts(&self) -> bool {
+        self.vector
+    }
+
+    /// [`find`](Exact::find), adding to `newlines` the newlines from
+    /// `from` to where it stopped (the literal's start, or `end`): counted
+    /// in the vector search's registers, while the bytes are loaded for it,
+    /// instead of in a pass of their own over the same bytes.
+    pub(super) fn find_counting(
+        &self,
+        hay: &[u8],
+        from: usize,
+        end: usize,
+        newlines: &mut u64,
+    ) -> Option<usize> {
+        self.search::<true>(hay, from, end, newlines)
+    }
+
+    /// [`find`](Exact::find); with `COUNT`, [`find_counting`](Exact::find_counting).
+    fn search<const COUNT: bool>(
+        &self,
+        hay: &[u8],
+        from: usize,
+        end: usize,
+        newlines: &mut u64,
+    ) -> Option<usize> {
         let end = end.min(hay.len());
         #[cfg(all(target_arch = "x86_64", not(miri)))]
         if self.vector {
             // SAFETY: `vector` is set only where the CPU has the features.
-            return unsafe { self.find_vbmi(hay, from, end) };
+            return unsafe { self.find_vbmi::<COUNT>(hay, from, end, newlines) };
         }
-        self.find_scalar(hay, from, end)
+        let found = self.find_scalar(hay, from, end);
+        if COUNT {
+            let to = found.unwrap_or(end).max(from);
+            *newlines += bytecount::count(&hay[from.min(to)..to], b'\n') as u64;
+        }
+        found
     }
 
     /// [`find`](Exact::find) one byte at a time.
@@ -348,14 +389,21 @@ impl Exact {
         false
     }
 
-    /// [`find`](Exact::find) 64 bytes at a time.
+    /// [`find`](Exact::find) 64 bytes at a time; with `COUNT`, adds the
+    /// newlines before where it stops to `newlines`.
     ///
     /// # Safety
     ///
     /// The CPU must have AVX-512 F, BW and VBMI.
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
-    unsafe fn find_vbmi(&self, hay: &[u8], from: usize, end: usize) -> Option<usize> {
+    unsafe fn find_vbmi<const COUNT: bool>(
+        &self,
+        hay: &[u8],
+        from: usize,
+        end: usize,
+        newlines: &mut u64,
+    ) -> Option<usize> {
         // The AVX-512 intrinsics are a family of forty names used together.
         #[allow(clippy::wildcard_imports)]
         use std::arch::x86_64::*;
@@ -383,6 +431,7 @@ impl Exact {
                 high[j][2 * g + 1] = load(t, 192);
             }
         }
+        let newline = _mm512_set1_epi8(b'\n' as i8);
         let mut p = from;
         while p < end && p + STEP + WINDOW - 1 <= hay.len() {
             // SAFETY: `p + 63 + WINDOW - 1 < hay.len()`.
@@ -406,9 +455,17 @@ impl Exact {
             let head = _mm512_test_epi8_mask(c[0], c[0]) | _mm512_test_epi8_mask(c[1], c[1]);
             let tail = _mm512_test_epi8_mask(c[2], c[2]) | _mm512_test_epi8_mask(c[3], c[3]);
             let mut lanes = head & tail;
-            if end - p < STEP {
-                lanes &= (1u64 << (end - p)) - 1;
-            }
+            // The step's lanes before `end`.
+            let before_end = match end - p {
+                n if n < STEP => (1u64 << n) - 1,
+                _ => u64::MAX,
+            };
+            lanes &= before_end;
+            let breaks = if COUNT {
+                _mm512_cmpeq_epi8_mask(x[0], newline) & before_end
+            } else {
+                0
+            };
             if lanes != 0 {
                 let (mut lo, mut hi) = ([0u8; STEP], [0u8; STEP]);
                 // SAFETY: 64-byte arrays.
@@ -421,13 +478,25 @@ impl Exact {
                     lanes &= lanes - 1;
                     let classes = u16::from(lo[i]) | u16::from(hi[i]) << 8;
                     if self.verify(hay, p + i, end, classes) {
+                        if COUNT {
+                            *newlines += u64::from((breaks & ((1u64 << i) - 1)).count_ones());
+                        }
                         return Some(p + i);
                     }
                 }
             }
+            if COUNT {
+                *newlines += u64::from(breaks.count_ones());
+            }
             p += STEP;
         }
-        self.find_scalar(hay, p.min(end), end)
+        let rest = p.min(end);
+        let found = self.find_scalar(hay, rest, end);
+        if COUNT {
+            let to = found.unwrap_or(end).max(rest);
+            *newlines += bytecount::count(&hay[rest..to], b'\n') as u64;
+        }
+        found
     }
 }
 
@@ -517,6 +586,13 @@ mod tests {
                             want,
                             "{n} {seed} {from}..{end}"
                         );
+                        // Counting as it searches: the newlines up to
+                        // where it stopped, added to what was there.
+                        let mut newlines = 7;
+                        assert_eq!(exact.find_counting(&hay, from, end, &mut newlines), want);
+                        let to = want.unwrap_or(end);
+                        let lines = hay[from..to].iter().filter(|&&b| b == b'\n').count();
+                        assert_eq!(newlines, 7 + lines as u64, "{n} {seed} {from}..{end}");
                     }
                 }
             }
@@ -569,8 +645,11 @@ mod tests {
             hay.extend(line.as_bytes());
         }
         let (s, r) = (mixes(&settled, &hay), mixes(&runs, &hay));
-        eprintln!("settled {s}, sorted runs {r} of {} windows", hay.len());
-        assert!(s * 3 < r, "settled {s}, sorted runs {r} of {} windows", hay.len());
+        assert!(
+            s * 3 < r,
+            "settled {s}, sorted runs {r} of {} windows",
+            hay.len()
+        );
     }
 
     #[test]
@@ -599,4 +678,3 @@ mod tests {
         assert!(Exact::new(&[Vec::new()]).is_none());
     }
 }
-

@@ -204,6 +204,32 @@ impl Scanner {
         size: usize,
         out: &mut Found,
     ) {
+        self.find_candidates_counting(hay, span, size, out, None);
+    }
+
+    /// [`find_candidates_sized`](Scanner::find_candidates_sized), also
+    /// counting the span's newlines where the first tier counts as it
+    /// searches: `Some` of them then, `None` when they are left to count.
+    pub(super) fn find_candidates_counted(
+        &self,
+        hay: &[u8],
+        span: Range<usize>,
+        size: usize,
+        out: &mut Found,
+    ) -> Option<u64> {
+        let mut n = 0;
+        self.find_candidates_counting(hay, span, size, out, Some(&mut n))
+            .then_some(n)
+    }
+
+    fn find_candidates_counting(
+        &self,
+        hay: &[u8],
+        span: Range<usize>,
+        size: usize,
+        out: &mut Found,
+        newlines: Option<&mut u64>,
+    ) -> bool {
         out.clear();
         // A glog header on the very first line has no newline before it.
         if span.start == 0
@@ -229,7 +255,8 @@ impl Scanner {
             }
         {
             if let Some(hs) = self.hyperscan() {
-                return self.hyperscan_pass(hs, hay, span, out);
+                self.hyperscan_pass(hs, hay, span, out);
+                return false;
             }
         }
         let first = match self.config.engine {
@@ -239,10 +266,11 @@ impl Scanner {
             _ => self.best_prefilter(),
         };
         if let Some(pf) = first {
-            return self.two_tier(pf, hay, span, out);
+            return self.two_tier(pf, hay, span, out, newlines);
         }
         let (ac, anchor_kinds) = self.scan_ac(size);
         self.plain_pass(ac, anchor_kinds, hay, span, out);
+        false
     }
 
     /// The plain pass over `hay[span]` (which starts at a line start): the

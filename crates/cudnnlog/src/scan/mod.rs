@@ -208,8 +208,9 @@ impl ScannerBuilder {
     }
 
     /// How many bytes each task of a parallel scan
-    /// ([`Scanner::scan_slice_parallel`]) covers; chunks end at line ends.
-    /// Default: 64 MiB.
+    /// ([`Scanner::scan_slice_parallel`]) covers at most; chunks end at line
+    /// ends, and are smaller where that gives every thread four of them
+    /// (down to 4 MiB, or this size when it is smaller). Default: 64 MiB.
     ///
     /// ```
     /// use cudnnlog::{Catalog, ScannerBuilder, report::FindingsSink};

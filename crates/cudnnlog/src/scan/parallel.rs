@@ -31,6 +31,15 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 /// but candidates reaches the limit after 54 MiB.
 pub(super) const MAPPED_CANDIDATES: usize = 3 << 19;
 
+/// The least bytes of a chunk cut smaller so that every thread gets
+/// [`CHUNKS_PER_THREAD`] of them.
+const CHUNK_MIN: usize = 4 << 20;
+
+/// Chunks per thread: with one chunk each (a 1 GiB log on 16 threads,
+/// 64 MiB chunks), the scan waits for the slowest, and chunks differ in
+/// how many candidates they hold.
+const CHUNKS_PER_THREAD: usize = 4;
+
 /// The least bytes of regions a framing batch is worth a thread for.
 const BATCH_MIN: usize = 1 << 20;
 
@@ -86,12 +95,15 @@ impl Scanner {
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<SourceInfo, S::Error> {
         use rayon::prelude::*;
+        let chunk = (bytes.len() / (CHUNKS_PER_THREAD * rayon::current_num_threads()))
+            .max(CHUNK_MIN)
+            .min(self.config.chunk);
         let mut bounds = vec![0usize];
         while let Some(&last) = bounds.last() {
             if last >= bytes.len() {
                 break;
             }
-            let next = (last + self.config.chunk).min(bytes.len());
+            let next = (last + chunk).min(bytes.len());
             bounds.push(if next == bytes.len() {
                 next
             } else {
@@ -120,22 +132,33 @@ impl Scanner {
                 let mut counts = Vec::new();
                 // A quarter of a chunk at most: a small chunk (in tests)
                 // is searched in several pieces too.
-                let piece = SEARCH_PIECE.min(self.config.chunk / 4).max(1);
+                let piece = SEARCH_PIECE.min(chunk / 4).max(1);
                 let mut at = range.start;
                 while at < range.end && !too_many.load(Ordering::Relaxed) {
                     let end = match at + piece {
                         e if e >= range.end => range.end,
                         e => line_end_after(bytes, e).min(range.end),
                     };
-                    self.find_candidates_sized(bytes, at..end, range.len(), &mut piece_found);
+                    let counted =
+                        self.find_candidates_counted(bytes, at..end, range.len(), &mut piece_found);
                     let n = piece_found.hits.len();
                     if candidates.fetch_add(n, Ordering::Relaxed) + n > self.config.candidates {
                         too_many.store(true, Ordering::Relaxed);
                         break;
                     }
                     found.extend(&piece_found);
-                    for (i, block) in bytes[at..end].chunks(CHECKPOINT).enumerate() {
-                        counts.push((at + i * CHECKPOINT, bytecount::count(block, b'\n') as u64));
+                    match counted {
+                        // The search counted them: the piece (about a
+                        // checkpoint's bytes) is one checkpoint.
+                        Some(n) => counts.push((at, n)),
+                        None => {
+                            for (i, block) in bytes[at..end].chunks(CHECKPOINT).enumerate() {
+                                counts.push((
+                                    at + i * CHECKPOINT,
+                                    bytecount::count(block, b'\n') as u64,
+                                ));
+                            }
+                        }
                     }
                     at = end;
                 }
@@ -210,7 +233,6 @@ impl Scanner {
         // 2. Regions over all candidates, as a single pass makes them; then
         // batches of regions framed in parallel. Regions are independent.
         let regions = self.regions(bytes, &hits, |_| true, None);
-        let chunk = self.config.chunk;
         let batches = batches(&regions, BATCH_MIN.min(chunk), chunk);
         let framed = self.frame_batches(
             sink,

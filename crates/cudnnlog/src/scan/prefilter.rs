@@ -301,12 +301,38 @@ impl Scanner {
     /// [`find_candidates`](Scanner::find_candidates)' search with the
     /// prefilter: the DFA runs only on lines where a fingerprint fired (and
     /// on whole runs of lines after a block where most did).
-    pub(super) fn two_tier(&self, pf: &Prefilter, hay: &[u8], span: Range<usize>, out: &mut Found) {
+    ///
+    /// With `newlines`, where the first tier counts as it searches
+    /// ([`Exact::counts`]), also adds the span's newlines to it and returns
+    /// true: the search counts the bytes it goes over, and the lines it
+    /// stops at and runs of the plain DFA are counted after. Otherwise it
+    /// returns false and counts nothing.
+    pub(super) fn two_tier(
+        &self,
+        pf: &Prefilter,
+        hay: &[u8],
+        span: Range<usize>,
+        out: &mut Found,
+        mut newlines: Option<&mut u64>,
+    ) -> bool {
+        if !matches!(pf, Prefilter::Exact(e) if e.counts()) {
+            newlines = None;
+        }
         let (ac, kinds) = self.scan_ac(usize::MAX);
         // Each searcher's next hit (`NONE`: there is none); `None` until
         // searched, and again after a run of the plain DFA.
         let mut next: Vec<Option<usize>> = vec![None; pf.searchers()];
         let (mut pos, mut block, mut fired) = (span.start, span.start, 0usize);
+        // Newlines before `counted` (from the span's start) are counted.
+        let mut counted = span.start;
+        let count = |to: usize, counted: &mut usize, n: &mut Option<&mut u64>| {
+            if let Some(n) = n.as_deref_mut() {
+                if to > *counted {
+                    *n += bytecount::count(&hay[*counted..to], b'\n') as u64;
+                    *counted = to;
+                }
+            }
+        };
         while pos < span.end {
             if pos >= block + GUARD_BLOCK {
                 if fired > GUARD_LINES {
@@ -317,13 +343,26 @@ impl Scanner {
                 (block, fired) = (pos, 0);
                 continue;
             }
+            count(pos, &mut counted, &mut newlines);
             let from = search_from(hay, pos);
             // The nearest fingerprint of any searcher; a searcher's next
             // hit stays valid until the search passes it.
             let mut p = NONE;
             for (i, next) in next.iter_mut().enumerate() {
-                let hit = match *next {
-                    Some(h) if h == NONE || h >= from => h,
+                let hit = match (*next, &mut newlines, pf) {
+                    (Some(h), _, _) if h == NONE || h >= from => h,
+                    (_, Some(n), Prefilter::Exact(e)) => {
+                        // The search counts from `from`, which is the
+                        // newline before `pos` (counted already) when it
+                        // starts there; it may stop right at it, where a
+                        // glog anchor starts.
+                        let mut found = 0;
+                        let hit = e.find_counting(hay, from, span.end, &mut found);
+                        let stop = hit.unwrap_or(span.end);
+                        **n += found - (stop.min(pos) - from) as u64;
+                        counted = counted.max(stop);
+                        hit.unwrap_or(NONE)
+                    }
                     _ => pf.find(i, hay, from, span.end),
                 };
                 *next = Some(hit);
@@ -335,6 +374,8 @@ impl Scanner {
             fired += 1;
             pos = self.fired_at(ac, kinds, hay, pos..span.end, p, out);
         }
+        count(span.end, &mut counted, &mut newlines);
+        newlines.is_some()
     }
 
     /// Searches the line where a fingerprint fired at `p` (at or past the
