@@ -18,6 +18,10 @@
 //! the vector search against. The two-tier pass uses this tier only where
 //! the vector search runs; elsewhere it keeps Teddy.
 
+/// How often each byte value occurs in real logs, as
+/// [`prefilter::BYTE_COUNTS`](crate::prefilter::BYTE_COUNTS) gives it.
+pub(super) const BYTE_COUNTS: &str = include_str!("../../patterns/byte-counts.txt");
+
 /// How many leading bytes of a literal the tables hold.
 pub(super) const WINDOW: usize = 4;
 /// Buckets: 8 bits in each of two table halves.
@@ -266,7 +270,7 @@ fn settle(buckets: &mut [Vec<Box<[u8]>>], share: &[f64; 256]) {
 /// logs in `fixtures/`); every byte has some share.
 fn byte_shares() -> [f64; 256] {
     let mut share = [0.0; 256];
-    let counts = crate::prefilter::BYTE_COUNTS
+    let counts = BYTE_COUNTS
         .lines()
         .filter(|l| !l.starts_with('#'))
         .flat_map(str::split_whitespace)

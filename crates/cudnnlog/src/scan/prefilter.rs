@@ -63,7 +63,7 @@ const MAX_SEARCHERS: usize = 4;
 /// assert_eq!(counts.len(), 256);
 /// assert!(counts[b'e' as usize] > counts[b'Q' as usize]);
 /// ```
-pub const BYTE_COUNTS: &str = include_str!("../../patterns/byte-counts.txt");
+pub const BYTE_COUNTS: &str = super::exact::BYTE_COUNTS;
 
 /// The shortest fingerprint: shorter ones make Teddy fire everywhere.
 pub const FINGERPRINT_MIN: usize = 3;
