@@ -48,20 +48,20 @@ const LISTS: [List; 2] = [
 /// Writes (or with `check`, compares) both lists; returns what was done,
 /// to print.
 pub fn run(root: &Path, check: bool) -> Result<String> {
+    let lines = corpus(&root.join("fixtures"))?;
     let mut out = String::new();
     for list in &LISTS {
-        out.push_str(&write(root, check, list)?);
+        out.push_str(&write(root, check, list, &lines)?);
     }
-    out.push_str(&write_counts(root, check)?);
+    out.push_str(&write_counts(root, check, &lines)?);
     Ok(out)
 }
 
 /// The byte counts of the corpus (`patterns/byte-counts.txt`): the
 /// exact-byte tier puts its fingerprints in buckets by them.
-fn write_counts(root: &Path, check: bool) -> Result<String> {
-    let lines = corpus(&root.join("fixtures"))?;
+fn write_counts(root: &Path, check: bool, lines: &[Vec<u8>]) -> Result<String> {
     let mut counts = [0u64; 256];
-    for line in &lines {
+    for line in lines {
         for &b in line {
             counts[b as usize] += 1;
         }
@@ -78,16 +78,9 @@ fn write_counts(root: &Path, check: bool) -> Result<String> {
         text.push('\n');
     }
     let path = root.join("patterns/byte-counts.txt");
-    if check {
-        let old = std::fs::read_to_string(&path).unwrap_or_default();
-        anyhow::ensure!(
-            old == text,
-            "{} is stale: run `cargo xtask prefilter`",
-            path.display()
-        );
-        return Ok(format!("{} is up to date\n", path.display()));
+    if let Some(done) = save(&path, &text, check)? {
+        return Ok(done);
     }
-    std::fs::write(&path, text).with_context(|| path.display().to_string())?;
     Ok(format!(
         "{}: byte counts of {} corpus lines\n",
         path.display(),
@@ -95,7 +88,7 @@ fn write_counts(root: &Path, check: bool) -> Result<String> {
     ))
 }
 
-fn write(root: &Path, check: bool, list: &List) -> Result<String> {
+fn write(root: &Path, check: bool, list: &List, lines: &[Vec<u8>]) -> Result<String> {
     let catalog = cudnnlog::Catalog::builtin()?;
     let scanner = cudnnlog::ScannerBuilder::new().build(catalog);
     let anchors: Vec<&[u8]> = scanner
@@ -103,8 +96,7 @@ fn write(root: &Path, check: bool, list: &List) -> Result<String> {
         .iter()
         .map(|a| a.as_bytes())
         .collect();
-    let lines = corpus(&root.join("fixtures"))?;
-    let chosen = choose(&anchors, &lines, list);
+    let chosen = choose(&anchors, lines, list);
     let mut text = format!(
         "# The two-tier literal pass's {}: every line anchor of the\n\
          # built-in catalog at least as long contains one (a test checks it).\n\
@@ -118,16 +110,9 @@ fn write(root: &Path, check: bool, list: &List) -> Result<String> {
         text.push('\n');
     }
     let path = root.join(list.file);
-    if check {
-        let old = std::fs::read_to_string(&path).unwrap_or_default();
-        anyhow::ensure!(
-            old == text,
-            "{} is stale: run `cargo xtask prefilter`",
-            path.display()
-        );
-        return Ok(format!("{} is up to date\n", path.display()));
+    if let Some(done) = save(&path, &text, check)? {
+        return Ok(done);
     }
-    std::fs::write(&path, text).with_context(|| path.display().to_string())?;
     Ok(format!(
         "{}: {} fingerprints for {} anchors, from {} corpus lines\n",
         path.display(),
@@ -135,6 +120,22 @@ fn write(root: &Path, check: bool, list: &List) -> Result<String> {
         anchors.len(),
         lines.len()
     ))
+}
+
+/// Writes `text` to `path`, or with `check` compares it with what is
+/// there: `Some` of what to print when checked, `None` when written.
+fn save(path: &Path, text: &str, check: bool) -> Result<Option<String>> {
+    if check {
+        let old = std::fs::read_to_string(path).unwrap_or_default();
+        anyhow::ensure!(
+            old == text,
+            "{} is stale: run `cargo xtask prefilter`",
+            path.display()
+        );
+        return Ok(Some(format!("{} is up to date\n", path.display())));
+    }
+    std::fs::write(path, text).with_context(|| path.display().to_string())?;
+    Ok(None)
 }
 
 /// The lines of the logs under `dir`, each with the newline before it (so
