@@ -9,26 +9,62 @@ use std::sync::OnceLock;
 const STEP_LOOKBACK: usize = 1 << 20;
 
 /// Counts lines in a haystack, moving forward or back from the last query.
+///
+/// A counter may hold marks: offsets whose lines are known (the mapped
+/// scan's literal pass counts them as it searches). A query far from the
+/// last one counts from the nearest mark instead, so framing regions a
+/// megabyte apart counts the bytes around each, not every byte between.
 #[derive(Clone, Debug)]
 pub(crate) struct LineCounter {
     pos: usize,
     /// 1-based line number of the line containing `pos`.
     line: u64,
+    /// Offsets in increasing order, each with the 1-based line holding it.
+    marks: Option<std::sync::Arc<[(usize, u64)]>>,
 }
+
+/// How far a query must be from the last one before the marks are looked
+/// up (counting this far takes about as long as the lookup).
+const MARK_JUMP: usize = 16 << 10;
 
 impl LineCounter {
     /// A counter whose offset 0 is on line `line`.
     pub fn new(line: u64) -> LineCounter {
-        LineCounter { pos: 0, line }
+        LineCounter::at(0, line)
     }
 
     /// A counter whose offset `pos` is on line `line`.
     pub fn at(pos: usize, line: u64) -> LineCounter {
-        LineCounter { pos, line }
+        LineCounter {
+            pos,
+            line,
+            marks: None,
+        }
+    }
+
+    /// A counter that counts from the nearest of `marks` (offsets in
+    /// increasing order, each with its line; the first on line 1 at
+    /// offset 0 when none is before a query).
+    pub fn marked(marks: std::sync::Arc<[(usize, u64)]>) -> LineCounter {
+        LineCounter {
+            pos: 0,
+            line: 1,
+            marks: Some(marks),
+        }
     }
 
     /// The 1-based line number of `offset`.
     pub fn line_at(&mut self, hay: &[u8], offset: usize) -> u64 {
+        if let Some(marks) = self.marks.as_deref() {
+            if offset.abs_diff(self.pos) > MARK_JUMP {
+                let i = marks.partition_point(|&(p, _)| p <= offset);
+                for &(p, line) in marks[i.saturating_sub(1)..].iter().take(2) {
+                    if p.abs_diff(offset) < offset.abs_diff(self.pos) {
+                        (self.pos, self.line) = (p, line);
+                    }
+                }
+            }
+        }
         if offset >= self.pos {
             self.line += bytecount::count(&hay[self.pos..offset], b'\n') as u64;
         } else {
@@ -398,6 +434,31 @@ mod tests {
         assert_eq!(c.line_at(hay, 2), 2);
         assert_eq!(c.line_at(hay, 0), 1);
         assert_eq!(c.line_at(hay, 6), 4);
+    }
+
+    /// A marked counter gives what counting from the start gives, wherever
+    /// it is asked and in whatever order, from marks of any spacing.
+    #[test]
+    fn marked_counter_counts_as_a_plain_one() {
+        let mut hay = Vec::new();
+        for i in 0..40_000u32 {
+            hay.extend(std::iter::repeat_n(b'x', (i * 7919 % 97) as usize));
+            hay.push(b'\n');
+        }
+        let truth = |at: usize| bytecount::count(&hay[..at], b'\n') as u64 + 1;
+        for spacing in [1_000, 50_000, 300_000] {
+            let marks: Vec<(usize, u64)> = (0..hay.len())
+                .step_by(spacing)
+                .skip(1)
+                .map(|p| (p, truth(p)))
+                .collect();
+            let mut c = LineCounter::marked(marks.into());
+            let mut at = 17usize;
+            for _ in 0..500 {
+                at = (at * 48_271 + 11) % hay.len();
+                assert_eq!(c.line_at(&hay, at), truth(at), "spacing {spacing}, at {at}");
+            }
+        }
     }
 
     #[test]

@@ -233,6 +233,7 @@ impl Scanner {
         // 2. Regions over all candidates, as a single pass makes them; then
         // batches of regions framed in parallel. Regions are independent.
         let regions = self.regions(bytes, &hits, |_| true, None);
+        let marks: std::sync::Arc<[(usize, u64)]> = checkpoints.into();
         let batches = batches(&regions, BATCH_MIN.min(chunk), chunk);
         let framed = self.frame_batches(
             sink,
@@ -241,15 +242,11 @@ impl Scanner {
             &hits,
             &(0..bytes.len()),
             &window,
-            |batch| {
-                // Lines are counted from the checkpoint before the batch.
-                let at = batch[0].bytes.start;
-                let c = checkpoints
-                    .partition_point(|&(p, _)| p <= at)
-                    .saturating_sub(1);
+            |_| {
+                // Lines are counted from the checkpoint nearest each
+                // region, not through the bytes between a batch's regions.
                 let mut st = State::new();
-                let (pos, line) = checkpoints.get(c).copied().unwrap_or((0, 1));
-                st.counter = LineCounter::at(pos, line);
+                st.counter = LineCounter::marked(marks.clone());
                 st
             },
         )?;
