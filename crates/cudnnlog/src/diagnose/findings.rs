@@ -12,7 +12,8 @@ use crate::report::{Report, Unclassified, SCHEMA};
 use crate::sink::{Copies, EnvFact, Fork, Location, Match, Sink, Window};
 use crate::source::SourceInfo;
 use crate::unclassified::Templates;
-use place::{fill_year, Placer};
+use place::{fill_year, locate_all, settle, Placer};
+
 use std::collections::{BTreeMap, HashMap};
 
 /// Distinct signatures kept per class and severity; later ones are counted
@@ -471,6 +472,13 @@ impl Sink for FindingsSink<'_> {
         let mut year_misses = 0;
         let source = self.sources.len();
         let mut placer = Placer::new(w, source);
+        // The occurrences are located on all threads first; their years
+        // are filled below, in the order one pass fills them.
+        let asks: Vec<(&Location, u64)> = (self.accs.iter_mut())
+            .flat_map(|a| a.occurrences.unplaced_mut())
+            .map(|k| (&k.loc, k.event))
+            .collect();
+        let mut located = locate_all(w, source, &asks).into_iter();
         for a in &mut self.accs {
             // A distributed failure: read what the log says of each rank.
             let distributed = self.catalog.class(&a.class).is_some_and(|c| c.distributed);
@@ -519,7 +527,10 @@ impl Sink for FindingsSink<'_> {
             }
             // Occurrences are placed by the window they were found in.
             for k in a.occurrences.unplaced_mut() {
-                k.progress = placer.place(&mut k.loc, k.event, &mut year_misses);
+                k.progress = located
+                    .next()
+                    .flatten()
+                    .map(|l| settle(l, &mut k.loc, w, &mut year_misses));
             }
             a.occurrences.placed();
         }

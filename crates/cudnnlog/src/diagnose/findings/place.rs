@@ -27,6 +27,52 @@ pub(super) fn fill_year(missed: &mut u32, w: &Window<'_>, loc: &mut Location) {
     loc.timestamp = Some(t);
 }
 
+/// What a window tells of a location ([`Placer::locate`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Located {
+    progress: Progress,
+    /// Its time, for a line without one.
+    time: Option<crate::prefix::Timestamp>,
+}
+
+/// Puts what was located into `loc` and fills in its year, as
+/// [`Placer::place`] does; its progress.
+pub(super) fn settle(
+    located: Located,
+    loc: &mut Location,
+    w: &Window<'_>,
+    year_misses: &mut u32,
+) -> Progress {
+    if loc.timestamp.is_none() {
+        loc.timestamp = located.time;
+    }
+    fill_year(year_misses, w, loc);
+    located.progress
+}
+
+/// Locates many locations of window `w` of source `source` on all threads,
+/// each thread with its own [`Placer`]: the answers are the same as one
+/// placer's in order, and a window of a large log may hold hundreds of
+/// occurrences to place, each looked up a megabyte from the last.
+pub(super) fn locate_all(
+    w: &Window<'_>,
+    source: usize,
+    asks: &[(&Location, u64)],
+) -> Vec<Option<Located>> {
+    use rayon::prelude::*;
+    asks.par_iter()
+        .with_min_len(PARALLEL_LOCATE)
+        .map_init(
+            || Placer::new(w, source),
+            |placer, &(loc, event)| placer.locate(loc, event),
+        )
+        .collect()
+}
+
+/// Locations a thread locates at least: a placer's first lookups read the
+/// window directly, and a few are cheaper on one thread.
+const PARALLEL_LOCATE: usize = 16;
+
 /// Step and epoch lookups of one window: the first few search back
 /// directly (a window holds few findings), the rest use the window's
 /// markers read a block at a time ([`Markers`](crate::context::Markers)).
@@ -67,16 +113,24 @@ impl<'w, 'a> Placer<'w, 'a> {
         event: u64,
         year_misses: &mut u32,
     ) -> Option<Progress> {
-        let w = self.w;
-        if loc.source != self.source || !w.contains(event) {
+        let located = self.locate(loc, event)?;
+        Some(settle(located, loc, self.w, year_misses))
+    }
+
+    /// What [`place`](Placer::place) looks up for `loc`, changing nothing:
+    /// its progress, and its time when its line has none; `None` when this
+    /// window does not hold it. The same answer from any placer of the
+    /// window, whatever it was asked before.
+    pub(super) fn locate(&mut self, loc: &Location, event: u64) -> Option<Located> {
+        if loc.source != self.source || !self.w.contains(event) {
             return None;
         }
         let progress = self.progress(event, loc.rank);
-        if loc.timestamp.is_none() {
-            loc.timestamp = self.timestamp(event, loc.rank);
-        }
-        fill_year(year_misses, w, loc);
-        Some(progress)
+        let time = match loc.timestamp {
+            None => self.timestamp(event, loc.rank),
+            Some(_) => None,
+        };
+        Some(Located { progress, time })
     }
 
     pub(super) fn progress(&mut self, byte: u64, rank: Option<u32>) -> Progress {
