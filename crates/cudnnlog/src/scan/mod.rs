@@ -424,7 +424,11 @@ impl Scanner {
         let name = path.display().to_string();
         let one = stream::on_this_thread::<S>;
         let (info, cut) = match open(path, mmap)? {
-            Opened::Mapped(map) => (self.scan_slice_named(&name, &map, sink)?, None),
+            Opened::Mapped(map) => {
+                let info = self.scan_slice_named(&name, &map, sink)?;
+                crate::source::unmap(map);
+                (info, None)
+            }
             Opened::Positioned(file) => self.scan_stream(&name, file, sink, &|| {}, one)?,
             Opened::Stream(reader, _) => {
                 self.scan_stream(&name, Reader(reader), sink, &|| {}, one)?
@@ -473,6 +477,7 @@ impl Scanner {
             Opened::Mapped(map) => {
                 let mut info = self.slice_parallel(&map, sink, progress)?;
                 info.path = name;
+                crate::source::unmap(map);
                 (info, None)
             }
             Opened::Positioned(file) => {
