@@ -236,7 +236,7 @@ impl Scanner {
         span: Range<usize>,
         out: &mut Found,
     ) {
-        let (ac, kinds) = self.scan_ac(usize::MAX);
+        let (ac, kinds) = self.fired_ac();
         // From the newline before the span: a fingerprint may start with it.
         let from = search_from(hay, span.start);
         let mut pos = span.start;

@@ -318,7 +318,7 @@ impl Scanner {
         if !matches!(pf, Prefilter::Exact(e) if e.counts()) {
             newlines = None;
         }
-        let (ac, kinds) = self.scan_ac(usize::MAX);
+        let (ac, kinds) = self.fired_ac();
         // Each searcher's next hit (`NONE`: there is none); `None` until
         // searched, and again after a run of the plain DFA.
         let mut next: Vec<Option<usize>> = vec![None; pf.searchers()];
