@@ -253,7 +253,8 @@ impl Scanner {
         if !complete {
             // What Hyperscan could not finish, the plain DFA does whole.
             out.rewind(before);
-            self.plain_pass(ac, kinds, hay, span, out);
+            let (dfa, kinds) = self.scan_ac(usize::MAX);
+            self.plain_pass(dfa, kinds, hay, span, out);
         }
     }
 }

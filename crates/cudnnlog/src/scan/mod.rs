@@ -321,7 +321,6 @@ impl ScannerBuilder {
             // input big enough to repay it.
             scan_nfa: build(MatchKind::LeftmostFirst, false),
             scan_dfa: std::sync::Arc::new(std::sync::OnceLock::new()),
-            dfa_building: std::sync::Arc::default(),
             anchors: std::sync::Arc::new(anchors.clone()),
             // Runs on short event texts only: an NFA builds faster; and
             // only once a line holds an anchor.
@@ -353,9 +352,6 @@ pub struct Scanner {
     /// The same search as a full DFA over fewer anchors, with their kinds,
     /// built on first use.
     scan_dfa: std::sync::Arc<std::sync::OnceLock<(AhoCorasick, Vec<u8>)>>,
-    /// A thread is building `scan_dfa` while others search
-    /// ([`build_dfa_beside`](Scanner::build_dfa_beside)).
-    dfa_building: std::sync::Arc<std::sync::atomic::AtomicBool>,
     /// The anchors both are built from.
     anchors: std::sync::Arc<Vec<String>>,
     /// Every anchor of an event's text (standard semantics), built on

@@ -124,56 +124,50 @@ impl Scanner {
         // still in the cache (one pass over memory, not two): a newline
         // count every `CHECKPOINT` bytes, so that a framing batch counts
         // lines from the checkpoint before it.
-        let searched: Vec<(Found, Vec<(usize, u64)>)> = self.build_dfa_beside(bytes.len(), || {
-            chunks
-                .par_iter()
-                .map(|range| {
-                    let mut found = Found::default();
-                    let mut piece_found = Found::default();
-                    let mut counts = Vec::new();
-                    // A quarter of a chunk at most: a small chunk (in tests)
-                    // is searched in several pieces too.
-                    let piece = SEARCH_PIECE.min(chunk / 4).max(1);
-                    let mut at = range.start;
-                    while at < range.end && !too_many.load(Ordering::Relaxed) {
-                        let end = match at + piece {
-                            e if e >= range.end => range.end,
-                            e => line_end_after(bytes, e).min(range.end),
-                        };
-                        let counted = self.find_candidates_counted(
-                            bytes,
-                            at..end,
-                            range.len(),
-                            &mut piece_found,
-                        );
-                        let n = piece_found.hits.len();
-                        if candidates.fetch_add(n, Ordering::Relaxed) + n > self.config.candidates {
-                            too_many.store(true, Ordering::Relaxed);
-                            break;
-                        }
-                        found.extend(&piece_found);
-                        match counted {
-                            // The search counted them: the piece (about a
-                            // checkpoint's bytes) is one checkpoint.
-                            Some(n) => counts.push((at, n)),
-                            None => {
-                                for (i, block) in bytes[at..end].chunks(CHECKPOINT).enumerate() {
-                                    counts.push((
-                                        at + i * CHECKPOINT,
-                                        bytecount::count(block, b'\n') as u64,
-                                    ));
-                                }
+        let searched: Vec<(Found, Vec<(usize, u64)>)> = chunks
+            .par_iter()
+            .map(|range| {
+                let mut found = Found::default();
+                let mut piece_found = Found::default();
+                let mut counts = Vec::new();
+                // A quarter of a chunk at most: a small chunk (in tests)
+                // is searched in several pieces too.
+                let piece = SEARCH_PIECE.min(chunk / 4).max(1);
+                let mut at = range.start;
+                while at < range.end && !too_many.load(Ordering::Relaxed) {
+                    let end = match at + piece {
+                        e if e >= range.end => range.end,
+                        e => line_end_after(bytes, e).min(range.end),
+                    };
+                    let counted =
+                        self.find_candidates_counted(bytes, at..end, range.len(), &mut piece_found);
+                    let n = piece_found.hits.len();
+                    if candidates.fetch_add(n, Ordering::Relaxed) + n > self.config.candidates {
+                        too_many.store(true, Ordering::Relaxed);
+                        break;
+                    }
+                    found.extend(&piece_found);
+                    match counted {
+                        // The search counted them: the piece (about a
+                        // checkpoint's bytes) is one checkpoint.
+                        Some(n) => counts.push((at, n)),
+                        None => {
+                            for (i, block) in bytes[at..end].chunks(CHECKPOINT).enumerate() {
+                                counts.push((
+                                    at + i * CHECKPOINT,
+                                    bytecount::count(block, b'\n') as u64,
+                                ));
                             }
                         }
-                        at = end;
                     }
-                    if !too_many.load(Ordering::Relaxed) {
-                        report(range.len());
-                    }
-                    (found, counts)
-                })
-                .collect()
-        });
+                    at = end;
+                }
+                if !too_many.load(Ordering::Relaxed) {
+                    report(range.len());
+                }
+                (found, counts)
+            })
+            .collect();
         if too_many.load(Ordering::Relaxed) {
             drop(searched);
             return self.slice_windowed(bytes, sink, progress, &done);

@@ -337,7 +337,8 @@ impl Scanner {
             if pos >= block + GUARD_BLOCK {
                 if fired > GUARD_LINES {
                     let to = line_end_after(hay, (pos + PLAIN_RUN).min(span.end)).min(span.end);
-                    pos = self.plain_pass(ac, kinds, hay, pos..to, out);
+                    let (dfa, kinds) = self.scan_ac(usize::MAX);
+                    pos = self.plain_pass(dfa, kinds, hay, pos..to, out);
                     next.fill(None);
                 }
                 (block, fired) = (pos, 0);
