@@ -270,13 +270,16 @@ def table(log, size, n, anchors, keywords, skip, args):
     ok, got, want = check(report, log + ".truth.json")
     ok_fresh, _, _ = check(fresh_report, log + ".truth.json")
     med = {k: statistics.median(v) for k, v in wall.items()}
-    med.setdefault("rg anchors", float("nan"))
     c = med["cudnnlog"]
     gib = os.path.getsize(log) / (1 << 30) / c
+    # A skipped comparison prints as a dash, not as nan.
+    anchored = "rg anchors" in wall
+    rg_anchors = f"{med['rg anchors']:.2f}" if anchored else "–"
+    per_anchors = f"{c / med['rg anchors']:.2f}" if anchored else "–"
     print(
         f"| {size:g} GB | {n or os.cpu_count()} | {c:.3f} | {gib:.2f} | {med['fresh']:.3f} | {med['rg kw']:.3f} "
-        f"| {med['rg anchors']:.2f} | {med['wc']:.3f} | {med['cat']:.3f} "
-        f"| {c / med['rg kw']:.2f} | {c / med['rg anchors']:.2f} | {med['fresh'] / c:.2f} | {c / med['wc']:.1f} "
+        f"| {rg_anchors} | {med['wc']:.3f} | {med['cat']:.3f} "
+        f"| {c / med['rg kw']:.2f} | {per_anchors} | {med['fresh'] / c:.2f} | {c / med['wc']:.1f} "
         f"| {mem['cudnnlog'] / 1024:.1f} / {mem['fresh'] / 1024:.1f} "
         f"| {'matches truth' if ok and ok_fresh else 'WRONG'} |",
         flush=True,
