@@ -6,7 +6,7 @@
 //!   then the culprit rank on the labelled multi-rank logs
 //!   (`fixtures/culprits.toml`).
 //! * `cargo xtask docs [--check]` — regenerates the README's class table.
-//! * `cargo xtask prefilter [--check]` — chooses the two-tier literal
+//! * `cargo xtask prefilter [--add|--check]` — chooses the two-tier literal
 //!   pass's fingerprints (`patterns/prefilter.txt`).
 //! * `cargo xtask layers [--check]` — holds the library's imports against
 //!   the floor plan in `crates/xtask/layers.toml`.
@@ -28,10 +28,11 @@ cargo xtask eval [-v|--verbose] [--json] [DIR]
 cargo xtask docs [--check]
     Regenerate the README's class table from the catalog and the golden
     reports (--check: fail when it is stale).
-cargo xtask prefilter [--check]
+cargo xtask prefilter [--add|--check]
     Choose the fingerprints of the two-tier literal pass
     (patterns/prefilter.txt) from the catalog's anchors and the lines of
-    fixtures/ (--check: fail when it is stale).
+    fixtures/ (--add: keep the listed ones and cover only the anchors they
+    miss; --check: fail when a fresh choice would differ).
 cargo xtask layers [--check]
     Measure the library's imports against crates/xtask/layers.toml (rooms,
     floors, arrows, circles) and regenerate the table in
@@ -58,10 +59,16 @@ fn main() -> Result<()> {
     match cmd.as_str() {
         "eval" => eval(rest),
         "docs" => xtask::docs::run(&workspace_root(), rest.iter().any(|a| a == "--check")),
-        "prefilter" => print(&xtask::prefilter::run(
-            &workspace_root(),
-            rest.iter().any(|a| a == "--check"),
-        )?),
+        "prefilter" => {
+            let mode = if rest.iter().any(|a| a == "--check") {
+                xtask::prefilter::Mode::Check
+            } else if rest.iter().any(|a| a == "--add") {
+                xtask::prefilter::Mode::Add
+            } else {
+                xtask::prefilter::Mode::Choose
+            };
+            print(&xtask::prefilter::run(&workspace_root(), mode)?)
+        }
         "layers" => print(&xtask::layers::run(
             &workspace_root(),
             rest.iter().any(|a| a == "--check"),
