@@ -20,8 +20,26 @@ const END: &str = "<!-- classes:end -->";
 /// The fixture logs whose golden reports show each class, by directory.
 fn proven_on(root: &Path) -> Result<BTreeMap<String, Vec<(String, String)>>> {
     let mut out: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-    for dir in ["real", "gpu", "derived", "synthetic"] {
-        let d = root.join("fixtures").join(dir);
+    let fixtures = root.join("fixtures");
+    let mut dirs: Vec<(std::path::PathBuf, String)> = ["real", "gpu", "derived", "synthetic"]
+        .iter()
+        .map(|d| (fixtures.join(d), String::new()))
+        .collect();
+    // The multi-rank captures, a folder per scenario: `multirank/m07_…/console.log`.
+    let multirank = fixtures.join("gpu/multirank");
+    let mut scenarios: Vec<_> = std::fs::read_dir(&multirank)
+        .with_context(|| format!("reading {}", multirank.display()))?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    scenarios.sort();
+    dirs.extend(
+        scenarios
+            .into_iter()
+            .map(|n| (multirank.join(&n), format!("multirank/{n}/"))),
+    );
+    for (d, label) in dirs {
         let mut names: Vec<_> = std::fs::read_dir(&d)
             .with_context(|| format!("reading {}", d.display()))?
             .filter_map(|e| e.ok())
@@ -33,7 +51,7 @@ fn proven_on(root: &Path) -> Result<BTreeMap<String, Vec<(String, String)>>> {
             let text = std::fs::read_to_string(d.join(&name))?;
             let report: serde_json::Value = serde_json::from_str(&text)
                 .with_context(|| format!("parsing {}", d.join(&name).display()))?;
-            let log = name.replace(".expected.json", ".log");
+            let log = format!("{label}{}", name.replace(".expected.json", ".log"));
             let mut classes: Vec<&str> = report["findings"]
                 .as_array()
                 .into_iter()
@@ -42,7 +60,7 @@ fn proven_on(root: &Path) -> Result<BTreeMap<String, Vec<(String, String)>>> {
                 .collect();
             classes.dedup();
             for c in classes {
-                let kind = if dir == "synthetic" {
+                let kind = if d.ends_with("synthetic") {
                     "synthetic"
                 } else {
                     "real"

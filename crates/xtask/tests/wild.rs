@@ -77,6 +77,9 @@ fn the_culprit_rank_is_named_on_the_labelled_multi_rank_logs() {
 }
 
 /// The holdout split's floors: what it scored when it was first scored,
-/// after the work it was held out from (never tuned on since).
-const HOLDOUT_CULPRIT: f64 = 0.80;
+/// after the work it was held out from (never tuned on since). Four m08
+/// captures joined it on 2026-12-07, labelled before the tool read them:
+/// 11 of 15 culprits (the plain Gloo run's two files name rank 0, whose
+/// buffer was too small, not rank 1, whose extra collective filled it).
+const HOLDOUT_CULPRIT: f64 = 0.73;
 const HOLDOUT_PRIMARY: f64 = 0.90;

@@ -19,6 +19,10 @@ pub enum EvidenceKind {
     /// remaining workers after failure of Process 3`): read after a failure
     /// no rank tag places (`rank`).
     Launcher,
+    /// The collective a rank says it is running (`value`; the rank is
+    /// `rank` in the regex, or the line's tag): the ranks whose collective
+    /// differs from the one most ranks run are at fault.
+    Collective,
 }
 
 /// A line an evidence rule must read, and the rank it must find there.

@@ -10,14 +10,23 @@
 //! failure)". [`decide`] then names the culprit, in this order of strength:
 //!
 //! 1. ranks a barrier names as late (`Rank 3 failed to pass monitoredBarrier`);
-//! 2. the wavefront: ranks whose last enqueued collective is behind the one
+//! 2. ranks whose collective differs from the one most ranks say they run
+//!    (`TORCH_DISTRIBUTED_DEBUG=DETAIL`'s "Detected mismatch between
+//!    collectives on ranks", which every rank prints of its own collective);
+//! 3. the wavefront: ranks whose last enqueued collective is behind the one
 //!    that timed out (what NCCL's flight-recorder analysis does);
-//! 3. the rank whose own failure the finding is fallout of (one rank's OOM
+//! 4. the rank whose own failure the finding is fallout of (one rank's OOM
 //!    or exception, seen by the others as a timeout or a closed connection);
-//! 4. the silent ranks: ranks of the job that reported no failure while the
+//! 5. the silent ranks: ranks of the job that reported no failure while the
 //!    others timed out waiting;
-//! 5. the rank whose last reported training step is behind all others;
-//! 6. torchrun's first observed failure.
+//! 6. the rank whose last reported training step is behind all others;
+//! 7. torchrun's first observed failure.
+//!
+//! The wavefront, the silent and the lagging ranks speak only of a finding
+//! a rank reports while it waits for its peers (a timeout, a closed
+//! connection): of a failure that is the reporting rank's own (ranks that
+//! never formed a group, a collective that does not match), they say
+//! nothing.
 //!
 //! The lines that read this evidence are data (`patterns/culprit.toml`).
 
@@ -61,6 +70,10 @@ pub struct RankEvidence {
     pub named_reason: Option<String>,
     /// torchrun's first observed failure: rank, host, line.
     pub root_cause: Option<(u32, Option<String>, EvidenceLine)>,
+    /// The collective each rank says it is running, and the line saying so.
+    pub collectives: BTreeMap<u32, (String, EvidenceLine)>,
+    /// The reason template of the rule that read the collectives.
+    pub collective_reason: Option<String>,
 }
 
 /// The key under which [`collect`] keeps lines that name no rank: in one
@@ -114,6 +127,14 @@ impl RankEvidence {
         }
         if self.root_cause.is_none() {
             self.root_cause = other.root_cause;
+        }
+        for (r, stated) in other.collectives {
+            if self.collectives.len() < MAX_RANKS {
+                self.collectives.entry(r).or_insert(stated);
+            }
+        }
+        if self.collective_reason.is_none() {
+            self.collective_reason = other.collective_reason;
         }
     }
 
@@ -250,6 +271,18 @@ pub fn collect(
                 }
                 // Read on its own, after a failure no tag places.
                 EvidenceKind::Launcher => {}
+                EvidenceKind::Collective => {
+                    let r = num("rank").map(|r| r as u32).or(tagged);
+                    if let (Some(r), Some(v)) = (r, c.name("value")) {
+                        if ev.collectives.len() < MAX_RANKS {
+                            let stated = (v.as_str().to_string(), here());
+                            ev.collectives.entry(r).or_insert(stated);
+                            if ev.collective_reason.is_none() {
+                                ev.collective_reason = rule.reason.clone();
+                            }
+                        }
+                    }
+                }
                 EvidenceKind::RootCause => {
                     if ev.root_cause.is_none() {
                         if let Some(r) = num("rank") {
@@ -345,6 +378,10 @@ pub struct Context<'a> {
     /// they are one file per rank: a rank that wrote nothing near the
     /// failure is still one of the job.
     pub job: &'a [u32],
+    /// Whether the finding is what a rank reports while it waits for its
+    /// peers (its class's `waits`): only then are the ranks behind, silent
+    /// or lagging the ones it waited for.
+    pub waited: bool,
 }
 
 fn list(ranks: &[u32]) -> String {
@@ -407,13 +444,18 @@ pub fn decide(ev: &RankEvidence, cx: &Context<'_>) -> Option<Culprit> {
             .replace("{ranks}", &list(&ranks));
         return culprit(ranks, reason, evidence, Basis::Barrier);
     }
-    // 2. The wavefront of enqueued collectives.
+    // 2. The ranks whose collective is not the one most ranks run.
+    if let Some((ranks, reason, mut evidence)) = odd_collective(ev) {
+        evidence.extend(last_lines(&ranks));
+        return culprit(ranks, reason, evidence, Basis::Mismatch);
+    }
+    // 3. The wavefront of enqueued collectives.
     let enqueued: Vec<(u32, u64, &EvidenceLine)> = ev
         .ranks
         .iter()
         .filter_map(|(r, s)| s.enqueued.as_ref().map(|(v, l)| (*r, *v, l)))
         .collect();
-    if enqueued.len() >= 2 || (enqueued.len() == 1 && cx.seq_num.is_some()) {
+    if cx.waited && (enqueued.len() >= 2 || (enqueued.len() == 1 && cx.seq_num.is_some())) {
         let front = cx
             .seq_num
             .unwrap_or_else(|| enqueued.iter().map(|e| e.1).max().unwrap_or(0));
@@ -439,7 +481,7 @@ pub fn decide(ev: &RankEvidence, cx: &Context<'_>) -> Option<Culprit> {
             return culprit(ranks, reason, evidence, Basis::Wavefront);
         }
     }
-    // 3. The rank whose own failure this is fallout of.
+    // 4. The rank whose own failure this is fallout of.
     if let Some((rank, what, line)) = &cx.cause {
         let reason =
             format!("rank {rank} failed first ({what} at line {line}); the others waited for it");
@@ -450,7 +492,7 @@ pub fn decide(ev: &RankEvidence, cx: &Context<'_>) -> Option<Culprit> {
             Basis::FirstFailure,
         );
     }
-    // 4. The ranks that said nothing while the others timed out.
+    // 5. The ranks that said nothing while the others timed out.
     let mut job: Vec<u32> = ev
         .ranks
         .keys()
@@ -473,7 +515,7 @@ pub fn decide(ev: &RankEvidence, cx: &Context<'_>) -> Option<Culprit> {
         .copied()
         .filter(|r| reporters.binary_search(r).is_err() && failing.binary_search(r).is_err())
         .collect();
-    if !cx.reporters.is_empty() && !silent.is_empty() && silent.len() < job.len() {
+    if cx.waited && !cx.reporters.is_empty() && !silent.is_empty() && silent.len() < job.len() {
         let evidence = last_lines(&silent);
         let last = last_words(&silent);
         let reason = format!(
@@ -483,13 +525,13 @@ pub fn decide(ev: &RankEvidence, cx: &Context<'_>) -> Option<Culprit> {
         );
         return culprit(silent, reason, evidence, Basis::Silent);
     }
-    // 5. The rank whose training is behind.
+    // 6. The rank whose training is behind.
     let steps: Vec<(u32, u64)> = ev
         .ranks
         .iter()
         .filter_map(|(r, s)| s.last_step.as_ref().map(|(st, _)| (*r, *st)))
         .collect();
-    if steps.len() >= 2 {
+    if cx.waited && steps.len() >= 2 {
         let min = steps.iter().map(|s| s.1).min().unwrap_or(0);
         let behind: Vec<u32> = steps.iter().filter(|s| s.1 == min).map(|s| s.0).collect();
         if behind.len() < steps.len() {
@@ -505,12 +547,93 @@ pub fn decide(ev: &RankEvidence, cx: &Context<'_>) -> Option<Culprit> {
             return culprit(behind, reason, evidence, Basis::Behind);
         }
     }
-    // 6. torchrun's first observed failure.
+    // 7. torchrun's first observed failure.
     let (rank, _, line) = ev.root_cause.as_ref()?;
     let reason = format!("torchrun names rank {rank} as the first observed failure");
     let mut evidence = vec![line.clone()];
     evidence.extend(last_lines(&[*rank]));
     culprit(vec![*rank], reason, evidence, Basis::RootCause)
+}
+
+/// The ranks whose stated collective differs from the one most ranks
+/// state, with the reason and the lines showing it: none unless at least
+/// three ranks stated one and a single collective has more ranks than any
+/// other, two at least.
+fn odd_collective(ev: &RankEvidence) -> Option<(Vec<u32>, String, Vec<EvidenceLine>)> {
+    if ev.collectives.len() < 3 {
+        return None;
+    }
+    let mut groups: BTreeMap<&str, usize> = BTreeMap::new();
+    for (v, _) in ev.collectives.values() {
+        *groups.entry(v.as_str()).or_default() += 1;
+    }
+    let mut sizes: Vec<(usize, &str)> = groups.into_iter().map(|(v, n)| (n, v)).collect();
+    sizes.sort_unstable_by_key(|s| std::cmp::Reverse(s.0));
+    let (count, ours) = sizes[0];
+    if sizes.len() < 2 || count < 2 || sizes[1].0 == count {
+        return None;
+    }
+    let odd: Vec<u32> = (ev.collectives.iter())
+        .filter(|(_, (v, _))| v != ours)
+        .map(|(r, _)| *r)
+        .collect();
+    let (theirs_line, theirs) = {
+        let (v, l) = &ev.collectives[&odd[0]];
+        (l.clone(), v.as_str())
+    };
+    let (theirs, ours_part) = differing(theirs, ours);
+    let reason = (ev.collective_reason.as_deref())
+        .unwrap_or("{ranks} ran {theirs} where the other {count} ranks ran {ours}")
+        .replace("{ranks}", &list(&odd))
+        .replace("{count}", &count.to_string())
+        .replace("{theirs}", crate::text::truncate(theirs, 80))
+        .replace("{ours}", crate::text::truncate(ours_part, 80));
+    let mut evidence: Vec<EvidenceLine> = (odd.iter().skip(1))
+        .map(|r| ev.collectives[r].1.clone())
+        .collect();
+    evidence.insert(0, theirs_line);
+    evidence.extend(
+        (ev.collectives.values())
+            .find(|(v, _)| v == ours)
+            .map(|(_, l)| l.clone()),
+    );
+    Some((odd, reason, evidence))
+}
+
+/// The parts of two collectives' fingerprints that differ, each widened to
+/// the `Name=` fields around the difference: `TensorShape=[128, 4096]`
+/// against `TensorShape=[256, 4096]`.
+fn differing<'a>(a: &'a str, b: &'a str) -> (&'a str, &'a str) {
+    let (x, y) = (a.as_bytes(), b.as_bytes());
+    let pre = x.iter().zip(y).take_while(|(p, q)| p == q).count();
+    let room = x.len().min(y.len()) - pre;
+    let suf = (x.iter().rev().zip(y.iter().rev()))
+        .take_while(|(p, q)| p == q)
+        .count()
+        .min(room);
+    // A field `Name=` starts at `i`, after `(` or `, `.
+    let field = |s: &[u8], i: usize| {
+        let after = (i >= 1 && s[i - 1] == b'(') || (i >= 2 && &s[i - 2..i] == b", ");
+        let name = s[i..]
+            .iter()
+            .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+            .count();
+        after && name > 0 && s.get(i + name) == Some(&b'=')
+    };
+    let start = (1..=pre).rev().find(|&i| field(x, i)).unwrap_or(0);
+    let end = |s: &'a str, from: usize| -> &'a str {
+        let b = s.as_bytes();
+        let stop = (from..b.len())
+            .find(|&i| b[i..].starts_with(b", ") && field(b, i + 2))
+            .unwrap_or(b.len());
+        let mut piece = &s[start..stop];
+        // A closing parenthesis of the fingerprint itself, not of the field.
+        while piece.ends_with(')') && piece.matches(')').count() > piece.matches('(').count() {
+            piece = &piece[..piece.len() - 1];
+        }
+        piece
+    };
+    (end(a, a.len() - suf), end(b, b.len() - suf))
 }
 
 /// A line's text without its prefixes, for a sentence.

@@ -236,6 +236,7 @@ fn culprit_of(
             cause,
             failing: &failing,
             job: &job,
+            waited: catalog.class(&d.class).is_some_and(|c| c.waits),
         },
     )
 }

@@ -64,8 +64,8 @@ pub struct Culprit {
     /// The lines that show it.
     pub evidence: Vec<EvidenceLine>,
     /// Which kind of evidence named the culprit (JSON `basis`: `barrier`,
-    /// `wavefront`, `first_failure`, `silent`, `behind`, `root_cause`,
-    /// `launcher`).
+    /// `mismatch`, `wavefront`, `first_failure`, `silent`, `behind`,
+    /// `root_cause`, `launcher`).
     #[serde(default)]
     pub basis: Basis,
 }
@@ -82,6 +82,9 @@ pub struct Culprit {
 pub enum Basis {
     /// A barrier named the ranks as late.
     Barrier,
+    /// The collective they said they were running differs from the one most
+    /// ranks ran (`TORCH_DISTRIBUTED_DEBUG=DETAIL`'s mismatch check).
+    Mismatch,
     /// Their last enqueued collective is behind the one the others waited in.
     Wavefront,
     /// Their own earlier failure; the others waited for them.

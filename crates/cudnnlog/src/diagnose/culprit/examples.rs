@@ -28,6 +28,7 @@ fn decide() -> Result<(), Box<dyn std::error::Error>> {
         cause: None,
         failing: &[],
         job: &[],
+        waited: true,
     };
     let c = decide(&ev, &cx).unwrap();
     assert_eq!((c.ranks.as_slice(), c.basis), (&[3][..], Basis::Barrier));
@@ -102,4 +103,89 @@ fn launcher_lines_name_the_failed_rank() {
             assert_eq!(got, Some(ex.rank), "{}: {:?}", rule.id, ex.text);
         }
     }
+}
+
+/// The collective-mismatch vote: every rank states its own collective; the
+/// one most ranks state is the right one, and a tie names nobody.
+#[test]
+fn the_rank_whose_collective_differs_is_the_culprit() {
+    use crate::diagnose::culprit::{collect, decide, Context};
+    use crate::report::Basis;
+    let catalog = crate::Catalog::builtin().unwrap();
+    let fp = |rank: u32, shape: &str, other: u32, theirs: &str| {
+        format!(
+            "[rank{rank}]: RuntimeError: Detected mismatch between collectives on ranks. Rank {rank} is running collective: \
+             CollectiveFingerPrint(SequenceNumber=8, OpType=ALLREDUCE, TensorShape=[{shape}], TensorDtypes=Float, \
+             TensorDeviceTypes=TensorOptions(dtype=float (default), device=cpu)), but Rank {other} is running collective: \
+             CollectiveFingerPrint(SequenceNumber=8, OpType=ALLREDUCE, TensorShape=[{theirs}], TensorDtypes=Float, \
+             TensorDeviceTypes=TensorOptions(dtype=float (default), device=cpu)).Collectives differ in the following aspects: \n"
+        )
+    };
+    let cx = Context {
+        reporters: &[0, 1, 2, 3],
+        seq_num: None,
+        cause: None,
+        failing: &[],
+        job: &[],
+        waited: false,
+    };
+    let rules = catalog.evidence_rules();
+    // Ranks 0-2 name rank 3; rank 3 names rank 0.
+    let log = [
+        fp(1, "256, 4096", 3, "128, 4096"),
+        fp(3, "128, 4096", 0, "256, 4096"),
+        fp(0, "256, 4096", 3, "128, 4096"),
+        fp(2, "256, 4096", 3, "128, 4096"),
+    ]
+    .concat();
+    let ev = collect(rules, log.as_bytes(), 0, 1, (1 << 20, 1 << 20));
+    let c = decide(&ev, &cx).unwrap();
+    assert_eq!((c.ranks.as_slice(), c.basis), (&[3][..], Basis::Mismatch));
+    assert_eq!(
+        c.reason,
+        "rank 3 ran TensorShape=[128, 4096] where the other 3 ranks ran TensorShape=[256, 4096]"
+    );
+    assert_eq!(c.evidence[0].line, 2);
+    // Two ranks that each name the other: no majority, no culprit.
+    let two = [fp(0, "256", 1, "128"), fp(1, "128", 0, "256")].concat();
+    let ev = collect(rules, two.as_bytes(), 0, 1, (1 << 20, 1 << 20));
+    assert!(decide(&ev, &cx).is_none());
+    // PyTorch 1.10-1.12 names only the rank's own collective.
+    let old = (0..4)
+        .map(|r| {
+            let op = if r == 2 { "ALLGATHER" } else { "ALLREDUCE" };
+            format!(
+                "RuntimeError: Detected mismatch between collectives on ranks. Rank {r} is running inconsistent \
+                 collective: CollectiveFingerPrint(OpType={op}, TensorShape=[32], TensorDtypes=Float)\n"
+            )
+        })
+        .collect::<String>();
+    let ev = collect(rules, old.as_bytes(), 0, 1, (1 << 20, 1 << 20));
+    let c = decide(&ev, &cx).unwrap();
+    assert_eq!(c.ranks, [2]);
+    assert_eq!(
+        c.reason,
+        "rank 2 ran OpType=ALLGATHER where the other 3 ranks ran OpType=ALLREDUCE"
+    );
+}
+
+/// Silent and lagging ranks speak only of a finding a rank reports while
+/// it waits: of a failure that is the reporter's own, they say nothing.
+#[test]
+fn silent_ranks_are_culprits_only_of_a_wait() {
+    use crate::diagnose::culprit::{collect, decide, Context};
+    let catalog = crate::Catalog::builtin().unwrap();
+    let log = b"[rank0]: step 4 done\n[rank1]: step 4 done\n[rank2]: step 4 done\n[rank2]: RuntimeError: something failed\n";
+    let ev = collect(catalog.evidence_rules(), log, 60, 4, (1 << 20, 1 << 20));
+    let mut cx = Context {
+        reporters: &[2],
+        seq_num: None,
+        cause: None,
+        failing: &[],
+        job: &[],
+        waited: true,
+    };
+    assert_eq!(decide(&ev, &cx).unwrap().ranks, [0, 1]);
+    cx.waited = false;
+    assert!(decide(&ev, &cx).is_none());
 }
