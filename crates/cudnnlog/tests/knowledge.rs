@@ -314,3 +314,53 @@ fn known_issues_and_nccls_reason_weigh_their_causes() {
         f.causes
     );
 }
+
+/// ProcessGroupWrapper's list of differences: another operation or
+/// sequence number is a code path; shapes of several dimensions alone hint
+/// at the data; a flat bucket of another size (DDP, ZeRO: other parameters
+/// took part) and a fingerprint decoded from the length check say neither.
+#[test]
+fn a_collective_mismatch_reads_its_own_list_of_differences() {
+    let fp = |shape: &str, op: &str| {
+        format!(
+            "CollectiveFingerPrint(SequenceNumber=12, OpType={op}, TensorShape=[{shape}], TensorDtypes=Float, \
+             TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda, layout=Strided (default), \
+             requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt)))"
+        )
+    };
+    let line = |ours: String, theirs: String, diff: &str| {
+        format!(
+            "RuntimeError: Detected mismatch between collectives on ranks. Rank 0 is running collective: {ours}, \
+             but Rank 3 is running collective: {theirs}.Collectives differ in the following aspects: {diff}\n"
+        )
+    };
+    let cause = |log: String| {
+        let r = one(&log);
+        let f = finding(&r, "dist.collective_mismatch");
+        (f.causes[0].id.clone(), f.causes[0].evidence.len())
+    };
+    let batch = line(
+        fp("256, 4096", "ALLREDUCE"),
+        fp("128, 4096", "ALLREDUCE"),
+        "  Tensor Tensor shapes: 256 4096vs 128 4096",
+    );
+    assert_eq!(cause(batch), ("input_shape".to_string(), 1));
+    let op = line(
+        fp("1024", "ALLGATHER"),
+        fp("1024", "BROADCAST"),
+        "  Op type: ALLGATHERvs BROADCAST",
+    );
+    assert_eq!(cause(op), ("code_bug".to_string(), 1));
+    let bucket = line(
+        fp("195812480", "ALLREDUCE"),
+        fp("51123456", "ALLREDUCE"),
+        "  Tensor Tensor shapes: 195812480vs 51123456",
+    );
+    assert_eq!(cause(bucket), ("code_bug".to_string(), 0));
+    let decoded = line(
+        fp("4096", "ALLREDUCE"),
+        "CollectiveFingerPrint(SequenceNumber=0OpType=GATHER)".to_string(),
+        "\t Sequence number: 12vs 0  Op type: ALLREDUCEvs GATHER  Tensor Tensor shapes: 4096vs ",
+    );
+    assert_eq!(cause(decoded), ("code_bug".to_string(), 0));
+}
