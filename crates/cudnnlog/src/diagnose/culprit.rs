@@ -577,21 +577,14 @@ fn odd_collective(ev: &RankEvidence) -> Option<(Vec<u32>, String, Vec<EvidenceLi
         .filter(|(_, (v, _))| v != ours)
         .map(|(r, _)| *r)
         .collect();
-    let (theirs_line, theirs) = {
-        let (v, l) = &ev.collectives[&odd[0]];
-        (l.clone(), v.as_str())
-    };
-    let (theirs, ours_part) = differing(theirs, ours);
+    let (theirs, ours_part) = differing(&ev.collectives[&odd[0]].0, ours);
     let reason = (ev.collective_reason.as_deref())
         .unwrap_or("{ranks} ran {theirs} where the other {count} ranks ran {ours}")
         .replace("{ranks}", &list(&odd))
         .replace("{count}", &count.to_string())
         .replace("{theirs}", crate::text::truncate(theirs, 80))
         .replace("{ours}", crate::text::truncate(ours_part, 80));
-    let mut evidence: Vec<EvidenceLine> = (odd.iter().skip(1))
-        .map(|r| ev.collectives[r].1.clone())
-        .collect();
-    evidence.insert(0, theirs_line);
+    let mut evidence: Vec<EvidenceLine> = odd.iter().map(|r| ev.collectives[r].1.clone()).collect();
     evidence.extend(
         (ev.collectives.values())
             .find(|(v, _)| v == ours)
