@@ -6,7 +6,7 @@
 //!
 //! 1. runs one Aho-Corasick search for every pattern's anchors, noting the
 //!    start of each line that holds one (a *candidate line*);
-//! 2. builds *regions* around candidate lines (8 KiB each side, snapped to
+//! 2. builds *regions* around candidate lines (2 KiB each side, snapped to
 //!    lines, overlapping regions merged; widened to the full context when
 //!    an event runs into an end: `scan/regions.rs`);
 //! 3. frames each region into events ([`crate::framer`]);
@@ -119,7 +119,7 @@ impl ScannerBuilder {
 
     /// How many bytes before a candidate line may be framed, so that the
     /// start of a long traceback is seen. A candidate is first framed with
-    /// 8 KiB each side (and the indented lines right above it); its region
+    /// 2 KiB each side (and the indented lines right above it); its region
     /// grows to this only when an event holding a candidate runs into an
     /// end. Default: 64 KiB (a traceback of about 600 frames).
     ///
@@ -166,7 +166,7 @@ impl ScannerBuilder {
     /// How many bytes after a candidate line may be framed, so that a
     /// message's continuation lines are seen (as for
     /// [`context_before`](ScannerBuilder::context_before), only when an
-    /// event runs into the end of the first 8 KiB). Default: 64 KiB.
+    /// event runs into the end of the first 2 KiB). Default: 64 KiB.
     ///
     /// ```
     /// use cudnnlog::{Catalog, ScannerBuilder, sink::{FnSink, Match}};
