@@ -87,6 +87,15 @@ fn joined(hay: &[u8], from: usize, target: usize) -> (bool, Option<usize>) {
     (line_start_before(hay, from) <= end, Some(end))
 }
 
+/// Whether the candidate at `h` joins the region of the candidate at
+/// `prev` before it (the one before it that is kept) whatever its reach:
+/// its context `back` before it (from its reach, which is at most `h`)
+/// starts no later than `forward` after `prev`, where that region's
+/// context ends ([`joined`]).
+fn within(hay: &[u8], prev: Option<usize>, h: usize, (back, forward): (usize, usize)) -> bool {
+    prev.is_some_and(|p| h.saturating_sub(back) <= (p + forward).min(hay.len()))
+}
+
 /// The most bytes a region's candidates span.
 const MAX_REGION_SPAN: usize = 1 << 20;
 
@@ -113,7 +122,13 @@ impl Scanner {
         // batch at a time, so that what is held does not grow with them.
         let mut batch: Vec<usize> = Vec::new();
         let mut reaches: Vec<usize> = Vec::new();
+        // The candidates of `batch` whose reach is read: a candidate
+        // within the context of the one before joins its region whatever
+        // its reach (a burst's warnings, but its first, read nothing).
+        let mut reached: Vec<usize> = Vec::new();
         let mut next = 0;
+        // The last kept candidate, across batches.
+        let mut prev: Option<usize> = None;
         // The last region's end before it is snapped to a line end: its
         // last candidate's context (a burst of a million candidates is one
         // comparison each, not a search for a line end each).
@@ -129,9 +144,16 @@ impl Scanner {
             if batch.is_empty() {
                 break;
             }
-            if batch.len() >= PARALLEL_REACH {
+            reached.clear();
+            for &i in &batch {
+                if !within(hay, prev.map(|p| hits[p]), hits[i], (back, forward)) {
+                    reached.push(i);
+                }
+                prev = Some(i);
+            }
+            if reached.len() >= PARALLEL_REACH {
                 use rayon::prelude::*;
-                batch
+                reached
                     .par_iter()
                     .with_min_len(PARALLEL_REACH / 4)
                     .map_init(PrefixCache::default, |cache, &i| {
@@ -142,13 +164,22 @@ impl Scanner {
                 let mut cache = PrefixCache::default();
                 reaches.clear();
                 reaches.extend(
-                    batch
+                    reached
                         .iter()
                         .map(|&i| self.reach_back(hay, hits[i], &mut cache)),
                 );
             }
-            for (&i, &reach) in batch.iter().zip(&reaches) {
+            let mut read = reached.iter().zip(&reaches).peekable();
+            for &i in &batch {
                 let h = hits[i];
+                // A candidate's reach is at most the candidate itself.
+                let reach = match read.peek() {
+                    Some(&(&j, &reach)) if j == i => {
+                        read.next();
+                        reach
+                    }
+                    _ => h,
+                };
                 let target = (h + forward).min(hay.len());
                 // The region starts at the line holding `from`, so before it.
                 let from = reach.saturating_sub(back);
@@ -291,7 +322,10 @@ impl Scanner {
                 return None;
             }
             let h = hits[first];
-            let from = self.reach_back(hay, h, &mut cache).saturating_sub(back);
+            let from = match within(hay, Some(hits[first - 1]), h, (back, forward)) {
+                true => h.saturating_sub(back),
+                false => self.reach_back(hay, h, &mut cache).saturating_sub(back),
+            };
             let target = (hits[first - 1] + forward).min(hay.len());
             if !joined(hay, from, target).0 {
                 break;
