@@ -171,8 +171,13 @@ pub fn collect(
     let from = at.saturating_sub(BEFORE.min(reach.0));
     let from = memchr::memrchr(b'\n', &hay[..from]).map_or(0, |p| p + 1);
     let to = (at + AFTER.min(reach.1)).min(hay.len());
-    let mut n = line - bytecount::count(&hay[from..at], b'\n') as u64;
+    let first = line - bytecount::count(&hay[from..at], b'\n') as u64;
+    let mut n = first;
     let mut ev = RankEvidence::default();
+    // Each rank's lines with text before the failure, by index: its last
+    // line and last step are read from them at the end (a step is looked
+    // for from its last line back, not in every line).
+    let mut said: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
     let lines: Vec<(usize, usize)> = crate::framer::lines(hay, from..to)
         .filter(|&(s, _)| s == from || hay[s - 1] == b'\n')
         .collect();
@@ -222,11 +227,8 @@ pub fn collect(
                 .is_some_and(|(t, w)| t.is_before(&w));
         if let Some(r) = Some(own).filter(|_| before && (ev.ranks.len() < MAX_RANKS)) {
             if !body.trim().is_empty() {
-                let seen = ev.ranks.entry(r).or_default();
-                seen.last_line = Some(here());
-                if let Some(step) = crate::context::progress_of(body.as_bytes()).step {
-                    seen.last_step = Some((step, here()));
-                }
+                ev.ranks.entry(r).or_default();
+                said.entry(r).or_default().push(i);
             }
         }
         for rule in rules.iter().filter(|r| text.contains(r.anchor.as_str())) {
@@ -308,6 +310,33 @@ pub fn collect(
             }
         }
         n += 1;
+    }
+    for (r, said) in said {
+        let seen = ev.ranks.entry(r).or_default();
+        let rank = (r != UNTAGGED).then_some(r);
+        let read = |i: usize| {
+            let (s, e) = lines[i];
+            let raw = &hay[s..e];
+            let text = String::from_utf8_lossy(&raw[..raw.len().min(4096)]);
+            let prefix = parse_prefix(text.as_bytes());
+            (text, prefix)
+        };
+        let evidence = |i: usize, text: &str, prefix: crate::prefix::Prefix| EvidenceLine {
+            line: first + i as u64,
+            text: clip(text),
+            timestamp: prefix.timestamp.and_then(|t| t.iso()),
+            rank,
+        };
+        if let Some(&i) = said.last() {
+            let (text, prefix) = read(i);
+            seen.last_line = Some(evidence(i, &text, prefix));
+        }
+        seen.last_step = said.iter().rev().find_map(|&i| {
+            let (text, prefix) = read(i);
+            let body = text.get(prefix.body..).unwrap_or("");
+            let step = crate::context::progress_of(body.as_bytes()).step?;
+            Some((step, evidence(i, &text, prefix)))
+        });
     }
     ev
 }

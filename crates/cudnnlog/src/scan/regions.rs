@@ -49,7 +49,7 @@ const LINE_HEAD: usize = 256;
 /// `MAX_INTERLEAVE`).
 const MAX_OTHERS: u64 = 64;
 /// From this many candidates on, their reaches are found on all threads.
-const PARALLEL_REACH: usize = 4096;
+const PARALLEL_REACH: usize = 256;
 /// Candidates whose reaches are found at a time.
 const REACH_BATCH: usize = 64 << 10;
 
