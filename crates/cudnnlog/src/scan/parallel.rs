@@ -41,7 +41,7 @@ const CHUNK_MIN: usize = 4 << 20;
 const CHUNKS_PER_THREAD: usize = 4;
 
 /// The least bytes of regions a framing batch is worth a thread for.
-const BATCH_MIN: usize = 1 << 20;
+const BATCH_MIN: usize = 256 << 10;
 
 /// The bytes between two line-count checkpoints of the mapped scan.
 const CHECKPOINT: usize = 1 << 20;
