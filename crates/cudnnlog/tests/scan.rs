@@ -541,3 +541,37 @@ fn a_bursts_sampled_occurrences_do_not_depend_on_how_the_scan_is_cut() {
     streamed.sources[0].path = whole.sources[0].path.clone();
     assert_eq!(streamed, whole);
 }
+
+/// Four ranks print the same version banner thousands of times, and one
+/// prints another version once in the middle: a repeated line is skipped
+/// before it is read, and what is recorded is what reading every line
+/// records, whatever the chunks.
+#[test]
+fn a_burst_of_version_banners_is_probed_as_every_line_would_be() {
+    let banner = |rank: usize, version: &str| {
+        format!("[rank{rank}]:2026-11-30 15:27:38,858 INFO train: torch {version}+cu121 cuda 12.1 cudnn 8902\n")
+    };
+    let mut log = String::new();
+    for i in 0..20_000 {
+        if i == 10_000 {
+            log.push_str(&banner(2, "2.4.0"));
+        }
+        log.push_str(&banner(i % 4, "2.3.0"));
+    }
+    let whole = report_slice(log.as_bytes());
+    assert_eq!(
+        whole.environment["framework_version"],
+        serde_json::json!(["2.3.0", "2.4.0"])
+    );
+    assert_eq!(whole.environment["cudnn"], "8.9.2");
+    for chunk in [4096, 1 << 20] {
+        let scanner = ScannerBuilder::new()
+            .chunk_size(chunk)
+            .build(Catalog::builtin().unwrap());
+        let mut sink = FindingsSink::new(scanner.catalog());
+        scanner
+            .scan_slice_parallel(log.as_bytes(), &mut sink, &|_| {})
+            .unwrap();
+        assert_eq!(sink.into_report(), whole, "chunk {chunk}");
+    }
+}

@@ -94,6 +94,14 @@ impl Scanner {
         // Build fingerprints read the whole line (a glog header's source
         // path, `E tensorflow/…/cuda_dnn.cc:123]`, is part of the prefix);
         // other probes its body.
+        // A line byte for byte like one just probed has a text already
+        // probed: skipped before it is read (a burst repeats each rank's
+        // copy of a warning that names a version, thousands of times).
+        let end = memchr::memchr2(b'\n', b'\r', &hay[start..]).map_or(hay.len(), |p| start + p);
+        let raw = &hay[start..end];
+        if st.probed_lines.contains(raw) {
+            return Ok(());
+        }
         let (prefix, whole, body_at) = read_line(st, hay, start, usize::MAX);
         let body = &whole[body_at..];
         let key = {
@@ -103,12 +111,15 @@ impl Scanner {
             h.finish()
         };
         if st.probed.contains(&key) {
+            st.probed_lines.insert(raw);
             return Ok(());
         }
         if st.probed.len() >= PROBED_MEMORY {
             st.probed.clear();
+            st.probed_lines.clear();
         }
         st.probed.insert(key);
+        st.probed_lines.insert(raw);
         let location = line_location(st, hay, start, &prefix);
         let n_patterns = self.catalog.patterns().len() as u32;
         let probes = self.catalog.probes();

@@ -16,6 +16,8 @@ pub(super) struct State {
     pub memo: crate::scan::confirm::Memo,
     /// Hashes of line texts already probed.
     pub probed: std::collections::HashSet<u64>,
+    /// The last raw lines whose texts are in `probed`.
+    pub probed_lines: RecentLines,
     pub stopped: bool,
     /// In a stream: the offset of the candidate line where a region split
     /// from one in an earlier window starts.
@@ -41,8 +43,48 @@ impl State {
             candidates: Vec::new(),
             memo: crate::scan::confirm::Memo::default(),
             probed: std::collections::HashSet::new(),
+            probed_lines: Default::default(),
             stopped: false,
             split_at: None,
         }
+    }
+}
+
+/// The last few raw lines whose texts were probed: a line equal to one of
+/// them is skipped before it is read (its prefix parsed, its text built
+/// and hashed), which cost about 2 µs a line. Whenever a line is here, its
+/// text's hash is in [`State::probed`]: both are cleared together.
+#[derive(Default)]
+pub(super) struct RecentLines {
+    lines: Vec<Vec<u8>>,
+    next: usize,
+}
+
+impl RecentLines {
+    /// Lines remembered: a warning from each of 16 ranks.
+    const LINES: usize = 16;
+    /// Longer lines are read every time.
+    const LONGEST: usize = 1 << 10;
+
+    pub fn contains(&self, raw: &[u8]) -> bool {
+        self.lines.iter().any(|l| l.as_slice() == raw)
+    }
+
+    pub fn insert(&mut self, raw: &[u8]) {
+        if raw.len() > Self::LONGEST {
+            return;
+        }
+        if self.lines.len() < Self::LINES {
+            self.lines.push(Vec::new());
+        }
+        let line = &mut self.lines[self.next];
+        self.next = (self.next + 1) % Self::LINES;
+        line.clear();
+        line.extend_from_slice(raw);
+    }
+
+    pub fn clear(&mut self) {
+        self.lines.clear();
+        self.next = 0;
     }
 }
