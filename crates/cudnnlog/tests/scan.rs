@@ -17,6 +17,18 @@ fn report_slice(bytes: &[u8]) -> Report {
     sink.into_report()
 }
 
+/// The report of `bytes` scanned on all threads in chunks of `chunk` bytes.
+fn report_in_chunks(bytes: &[u8], chunk: usize) -> Report {
+    let scanner = ScannerBuilder::new()
+        .chunk_size(chunk)
+        .build(Catalog::builtin().unwrap());
+    let mut sink = FindingsSink::new(scanner.catalog());
+    scanner
+        .scan_slice_parallel(bytes, &mut sink, &|_| {})
+        .unwrap();
+    sink.into_report()
+}
+
 fn report_slice_with(bytes: &[u8], context: usize) -> Report {
     let scanner = ScannerBuilder::new()
         .context_before(context)
@@ -527,14 +539,7 @@ fn a_bursts_sampled_occurrences_do_not_depend_on_how_the_scan_is_cut() {
     assert!(plan.occurrences.iter().any(|p| p.rank == Some(0)));
     assert!(plan.occurrences.iter().any(|p| p.rank == Some(1)));
     for chunk in [4096, 1 << 20] {
-        let scanner = ScannerBuilder::new()
-            .chunk_size(chunk)
-            .build(Catalog::builtin().unwrap());
-        let mut sink = FindingsSink::new(scanner.catalog());
-        scanner
-            .scan_slice_parallel(&log, &mut sink, &|_| {})
-            .unwrap();
-        assert_eq!(sink.into_report(), whole, "chunk {chunk}");
+        assert_eq!(report_in_chunks(&log, chunk), whole, "chunk {chunk}");
     }
     let mut streamed = report_stream(&log, 5000, 20000);
     let whole = report_slice_with(&log, 20000);
@@ -565,13 +570,10 @@ fn a_burst_of_version_banners_is_probed_as_every_line_would_be() {
     );
     assert_eq!(whole.environment["cudnn"], "8.9.2");
     for chunk in [4096, 1 << 20] {
-        let scanner = ScannerBuilder::new()
-            .chunk_size(chunk)
-            .build(Catalog::builtin().unwrap());
-        let mut sink = FindingsSink::new(scanner.catalog());
-        scanner
-            .scan_slice_parallel(log.as_bytes(), &mut sink, &|_| {})
-            .unwrap();
-        assert_eq!(sink.into_report(), whole, "chunk {chunk}");
+        assert_eq!(
+            report_in_chunks(log.as_bytes(), chunk),
+            whole,
+            "chunk {chunk}"
+        );
     }
 }
