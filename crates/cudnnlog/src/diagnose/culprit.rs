@@ -327,16 +327,19 @@ pub fn collect(
             timestamp: prefix.timestamp.and_then(|t| t.iso()),
             rank,
         };
-        if let Some(&i) = said.last() {
+        // The last line is read once, for itself and as the first place
+        // a step is looked for.
+        for (k, &i) in said.iter().rev().enumerate() {
             let (text, prefix) = read(i);
-            seen.last_line = Some(evidence(i, &text, prefix));
-        }
-        seen.last_step = said.iter().rev().find_map(|&i| {
-            let (text, prefix) = read(i);
+            if k == 0 {
+                seen.last_line = Some(evidence(i, &text, prefix));
+            }
             let body = text.get(prefix.body..).unwrap_or("");
-            let step = crate::context::progress_of(body.as_bytes()).step?;
-            Some((step, evidence(i, &text, prefix)))
-        });
+            if let Some(step) = crate::context::progress_of(body.as_bytes()).step {
+                seen.last_step = Some((step, evidence(i, &text, prefix)));
+                break;
+            }
+        }
     }
     ev
 }

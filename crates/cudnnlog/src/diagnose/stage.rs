@@ -198,8 +198,6 @@ pub fn diagnose(findings: &Findings, catalog: &Catalog) -> Diagnosis {
     diagnose_owned(findings.clone(), catalog).0
 }
 
-/// [`diagnose`] taking the findings, so a scan's report does not copy
-/// them; the environment comes back for the report.
 /// Compiles, on all threads, the regexes of the knowledge rules that the
 /// findings' classes may run: compiled one at a time as each rule was first
 /// weighed, they took most of the diagnosis (5 ms of a 1 GiB scan's
@@ -215,6 +213,8 @@ fn compile_knowledge(catalog: &Catalog, drafts: &[Draft]) {
         });
 }
 
+/// [`diagnose`] taking the findings, so a scan's report does not copy
+/// them; the environment comes back for the report.
 pub(crate) fn diagnose_owned(findings: Findings, catalog: &Catalog) -> (Diagnosis, Environment) {
     let Findings {
         mut drafts,

@@ -91,9 +91,6 @@ impl Scanner {
         start: usize,
         sink: &mut S,
     ) -> Result<(), S::Error> {
-        // Build fingerprints read the whole line (a glog header's source
-        // path, `E tensorflow/…/cuda_dnn.cc:123]`, is part of the prefix);
-        // other probes its body.
         // A line byte for byte like one just probed has a text already
         // probed: skipped before it is read (a burst repeats each rank's
         // copy of a warning that names a version, thousands of times).
@@ -102,6 +99,9 @@ impl Scanner {
         if st.probed_lines.contains(raw) {
             return Ok(());
         }
+        // Build fingerprints read the whole line (a glog header's source
+        // path, `E tensorflow/…/cuda_dnn.cc:123]`, is part of the prefix);
+        // other probes its body.
         let (prefix, whole, body_at) = read_line(st, hay, start, usize::MAX);
         let body = &whole[body_at..];
         let key = {
