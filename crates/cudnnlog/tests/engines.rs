@@ -1,5 +1,5 @@
 //! The literal pass's engines (the NFA, the DFA, the two-tier pass with
-//! Teddy's or the exact-byte first tier, Hyperscan's with that feature)
+//! Teddy's, the exact-byte or the hashed first tier, Hyperscan's with that feature)
 //! find the same lines, so every engine gives the same report.
 
 use cudnnlog::report::FindingsSink;
@@ -42,6 +42,7 @@ const ENGINES: &[cudnnlog::LiteralEngine] = &[
     cudnnlog::LiteralEngine::Dfa,
     cudnnlog::LiteralEngine::TwoTier,
     cudnnlog::LiteralEngine::Exact,
+    cudnnlog::LiteralEngine::Hashed,
     #[cfg(feature = "hyperscan")]
     cudnnlog::LiteralEngine::Hyperscan,
 ];

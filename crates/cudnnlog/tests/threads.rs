@@ -80,6 +80,7 @@ fn every_thread_count_and_engine_gives_one_threads_report() {
         for engine in [
             LiteralEngine::Auto,
             LiteralEngine::Exact,
+            LiteralEngine::Hashed,
             LiteralEngine::Dfa,
         ] {
             for mapped in [true, false] {

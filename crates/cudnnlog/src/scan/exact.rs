@@ -16,7 +16,8 @@
 //! The search is the same on every CPU: without VBMI (or under Miri) the
 //! same tables are read one byte at a time, which is what the tests compare
 //! the vector search against. The two-tier pass uses this tier only where
-//! the vector search runs; elsewhere it keeps Teddy.
+//! the vector search runs; elsewhere it uses the hashed search of
+//! `scan/hashed.rs`.
 
 /// How often each byte value occurs in real logs, as
 /// [`prefilter::BYTE_COUNTS`](crate::prefilter::BYTE_COUNTS) gives it.

@@ -24,7 +24,7 @@ use std::ops::Range;
 pub enum LiteralEngine {
     /// The NFA for inputs under 4 MiB, the two-tier pass (its DFA built on
     /// first use) above: with the exact-byte first tier where the CPU has
-    /// AVX-512 VBMI, Teddy's elsewhere.
+    /// AVX-512 VBMI, the hashed one elsewhere.
     #[default]
     Auto,
     /// Aho-Corasick's contiguous NFA: builds in a few milliseconds.
@@ -35,14 +35,20 @@ pub enum LiteralEngine {
     /// The two-tier pass on every span with Teddy's first tier: a SIMD
     /// search for short fingerprints, then the DFA on the lines where one
     /// fired (the plain DFA when the fingerprints cannot be built). `Auto`
-    /// uses it for spans of 4 MiB and more where the CPU lacks AVX-512
-    /// VBMI.
+    /// uses it where neither the exact-byte nor the hashed tier can be
+    /// built (a fingerprint shorter than three bytes).
     TwoTier,
     /// The two-tier pass on every span with the exact-byte first tier: 4-byte
     /// windows of the fingerprints looked up 64 bytes at a time, exactly,
     /// with AVX-512 VBMI (one byte at a time where the CPU lacks it: the
     /// same lines, far slower).
     Exact,
+    /// The two-tier pass on every span with the hashed first tier: every
+    /// 4-byte window hashed into a bit table, the fingerprints' windows
+    /// looked up only where a bit is set. No vector instruction: `Auto`
+    /// uses it for spans of 4 MiB and more where the CPU lacks AVX-512
+    /// VBMI.
+    Hashed,
     /// The two-tier pass with Hyperscan's search for the fingerprints (the
     /// `hyperscan` cargo feature; `Auto` uses it then, for spans of 4 MiB
     /// and more, where the CPU lacks AVX-512 VBMI); Teddy's when Hyperscan
@@ -280,6 +286,7 @@ impl Scanner {
             _ if !two_tier => None,
             LiteralEngine::TwoTier => self.prefilter(),
             LiteralEngine::Exact => self.exact_prefilter(),
+            LiteralEngine::Hashed => self.hashed_prefilter(),
             _ => self.best_prefilter(),
         };
         if let Some(pf) = first {
@@ -572,6 +579,7 @@ mod tests {
             LiteralEngine::Dfa,
             LiteralEngine::TwoTier,
             LiteralEngine::Exact,
+            LiteralEngine::Hashed,
         ] {
             let s = ScannerBuilder::new()
                 .literal_engine(engine)
@@ -625,7 +633,11 @@ mod tests {
             .iter()
             .flat_map(|n| std::fs::read(n).unwrap())
             .collect();
-        for engine in [LiteralEngine::TwoTier, LiteralEngine::Exact] {
+        for engine in [
+            LiteralEngine::TwoTier,
+            LiteralEngine::Exact,
+            LiteralEngine::Hashed,
+        ] {
             let s = ScannerBuilder::new()
                 .literal_engine(engine)
                 .build(crate::Catalog::builtin().unwrap());

@@ -30,6 +30,7 @@ use std::path::Path;
 pub(crate) mod confirm;
 mod event;
 mod exact;
+mod hashed;
 #[cfg(feature = "hyperscan")]
 mod hyperscan;
 mod lines;

@@ -4,7 +4,8 @@
 //!
 //! The first tier is the exact-byte search of `scan/exact.rs` where the
 //! CPU has AVX-512 VBMI (its fingerprints are the 4-byte windows of
-//! `patterns/prefilter-exact.txt`), Teddy elsewhere.
+//! `patterns/prefilter-exact.txt`), the hashed search of `scan/hashed.rs`
+//! over the same fingerprints elsewhere, Teddy when neither can be built.
 //!
 //! The DFA over ~900 anchors reads every byte through a large transition
 //! table; Teddy (aho-corasick's packed searcher) compares 32 bytes at a time
@@ -20,6 +21,7 @@
 //! with the plain DFA.
 
 use super::exact::Exact;
+use super::hashed::Hashed;
 use crate::scan::exact;
 use crate::scan::line_end_after;
 use crate::scan::next_line;
@@ -83,6 +85,8 @@ pub(super) enum Prefilter {
     Teddy(Vec<packed::Searcher>),
     /// The exact-byte search, one for all fingerprints.
     Exact(Exact),
+    /// The hashed search, one for all fingerprints.
+    Hashed(Hashed),
 }
 
 /// The scanner's first tiers, each built on first use.
@@ -90,6 +94,7 @@ pub(super) enum Prefilter {
 pub(super) struct FirstTiers {
     teddy: OnceLock<Option<Prefilter>>,
     exact: OnceLock<Option<Prefilter>>,
+    hashed: OnceLock<Option<Prefilter>>,
 }
 
 /// Reads a fingerprint list: one literal per line, `#` comments and blank
@@ -215,11 +220,17 @@ impl Prefilter {
         Exact::new(&fingerprints(anchors, listed)?).map(Prefilter::Exact)
     }
 
+    /// The hashed tier for `anchors`, as [`Prefilter::new`] chooses its
+    /// fingerprints.
+    pub(super) fn hashed(anchors: &[&str], listed: Vec<Vec<u8>>) -> Option<Prefilter> {
+        Hashed::new(&fingerprints(anchors, listed)?).map(Prefilter::Hashed)
+    }
+
     /// How many searchers it runs.
     fn searchers(&self) -> usize {
         match self {
             Prefilter::Teddy(s) => s.len(),
-            Prefilter::Exact(_) => 1,
+            Prefilter::Exact(_) | Prefilter::Hashed(_) => 1,
         }
     }
 
@@ -230,6 +241,7 @@ impl Prefilter {
                 .find_in(hay, aho_corasick::Span::from(from..end))
                 .map(|m| m.start()),
             Prefilter::Exact(e) => e.find(hay, from, end),
+            Prefilter::Hashed(h) => h.find(hay, from, end),
         };
         hit.unwrap_or(NONE)
     }
@@ -286,16 +298,24 @@ impl Scanner {
             .as_ref()
     }
 
-    /// The first tier [`LiteralEngine::Auto`] and
-    /// [`LiteralEngine::TwoTier`] use: the exact-byte one where the CPU
-    /// runs it on vectors, Teddy's elsewhere (or when it cannot be built).
+    /// The hashed tier for the line anchors, built on first use.
+    pub(super) fn hashed_prefilter(&self) -> Option<&Prefilter> {
+        self.prefilter
+            .hashed
+            .get_or_init(|| Prefilter::hashed(&self.line_anchors(), parse(EXACT_BUILTIN)))
+            .as_ref()
+    }
+
+    /// The first tier [`LiteralEngine::Auto`] uses: the exact-byte one
+    /// where the CPU runs it on vectors, the hashed one elsewhere, Teddy's
+    /// when neither can be built.
     pub(super) fn best_prefilter(&self) -> Option<&Prefilter> {
-        if exact::vector() {
-            if let Some(pf) = self.exact_prefilter() {
-                return Some(pf);
-            }
-        }
-        self.prefilter()
+        let best = if exact::vector() {
+            self.exact_prefilter()
+        } else {
+            self.hashed_prefilter()
+        };
+        best.or_else(|| self.prefilter())
     }
 
     /// [`find_candidates`](Scanner::find_candidates)' search with the
