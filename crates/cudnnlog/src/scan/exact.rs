@@ -17,7 +17,7 @@
 //! same tables are read one byte at a time, which is what the tests compare
 //! the vector search against. The two-tier pass uses this tier only where
 //! the vector search runs; elsewhere it uses the hashed search of
-//! `scan/hashed.rs`.
+//! `scan/hashed.rs` (with AVX2) or Teddy.
 
 /// How often each byte value occurs in real logs, as
 /// [`prefilter::BYTE_COUNTS`](crate::prefilter::BYTE_COUNTS) gives it.

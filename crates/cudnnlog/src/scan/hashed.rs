@@ -18,7 +18,8 @@
 //! 32-bit lanes, hashed eight at a time, their words gathered (1.6 GB/s a
 //! core on a 2-core AMD EPYC VM, where Teddy's three searchers read
 //! 0.5 GB/s). Elsewhere, the same hashes eight windows at a time from two
-//! 8-byte loads; the tests compare the two.
+//! 8-byte loads (0.45–0.67 GB/s there, so `Auto` keeps Teddy on CPUs
+//! without AVX2); the tests compare the two.
 
 /// How many leading bytes of a literal the table holds.
 const WINDOW: usize = 4;
@@ -105,7 +106,7 @@ impl Hashed {
             word_bits,
             windows,
             literals: lits.into_iter().map(Box::from).collect(),
-            vector: avx2(),
+            vector: vector(),
         })
     }
 
@@ -255,6 +256,11 @@ impl Hashed {
 }
 
 /// Whether this CPU runs the vector search.
+pub(super) fn vector() -> bool {
+    static VECTOR: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *VECTOR.get_or_init(avx2)
+}
+
 fn avx2() -> bool {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     {

@@ -24,7 +24,7 @@ use std::ops::Range;
 pub enum LiteralEngine {
     /// The NFA for inputs under 4 MiB, the two-tier pass (its DFA built on
     /// first use) above: with the exact-byte first tier where the CPU has
-    /// AVX-512 VBMI, the hashed one elsewhere.
+    /// AVX-512 VBMI, the hashed one where it has AVX2, Teddy's elsewhere.
     #[default]
     Auto,
     /// Aho-Corasick's contiguous NFA: builds in a few milliseconds.
@@ -35,8 +35,8 @@ pub enum LiteralEngine {
     /// The two-tier pass on every span with Teddy's first tier: a SIMD
     /// search for short fingerprints, then the DFA on the lines where one
     /// fired (the plain DFA when the fingerprints cannot be built). `Auto`
-    /// uses it where neither the exact-byte nor the hashed tier can be
-    /// built (a fingerprint shorter than three bytes).
+    /// uses it for spans of 4 MiB and more where the CPU has neither
+    /// AVX-512 VBMI nor AVX2, or the other tiers cannot be built.
     TwoTier,
     /// The two-tier pass on every span with the exact-byte first tier: 4-byte
     /// windows of the fingerprints looked up 64 bytes at a time, exactly,
@@ -44,10 +44,11 @@ pub enum LiteralEngine {
     /// same lines, far slower).
     Exact,
     /// The two-tier pass on every span with the hashed first tier: every
-    /// 4-byte window hashed into a bit table, the fingerprints' windows
-    /// looked up only where a bit is set. No vector instruction: `Auto`
-    /// uses it for spans of 4 MiB and more where the CPU lacks AVX-512
-    /// VBMI.
+    /// 4-byte window hashed into a small Bloom filter of the fingerprints'
+    /// windows, looked up exactly only where it passes; 32 windows a step
+    /// with AVX2, eight in scalar code elsewhere (the same lines). `Auto`
+    /// uses it for spans of 4 MiB and more where the CPU has AVX2 but not
+    /// AVX-512 VBMI.
     Hashed,
     /// The two-tier pass with Hyperscan's search for the fingerprints (the
     /// `hyperscan` cargo feature; `Auto` uses it then, for spans of 4 MiB
