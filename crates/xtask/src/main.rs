@@ -31,8 +31,10 @@ cargo xtask docs [--check]
 cargo xtask prefilter [--add|--check]
     Choose the fingerprints of the two-tier literal pass
     (patterns/prefilter.txt) from the catalog's anchors and the lines of
-    fixtures/ (--add: keep the listed ones and cover only the anchors they
-    miss; --check: fail when a fresh choice would differ).
+    fixtures/ (--add: keep the listed ones, but replace one the corpus
+    shows firing on lines no anchor holds, when covering its anchors
+    otherwise weighs less than half as much, and cover the anchors none
+    covers; --check: fail when a fresh choice would differ).
 cargo xtask layers [--check]
     Measure the library's imports against crates/xtask/layers.toml (rooms,
     floors, arrows, circles) and regenerate the table in
