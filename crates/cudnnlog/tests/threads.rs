@@ -94,3 +94,51 @@ fn every_thread_count_and_engine_gives_one_threads_report() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Every match, in the order a sink is handed them: its line and class.
+#[derive(Default)]
+struct Order(Vec<(u64, String)>);
+
+impl cudnnlog::sink::Sink for Order {
+    type Error = cudnnlog::Error;
+
+    fn matched(&mut self, m: &cudnnlog::sink::Match<'_>) -> Result<bool, cudnnlog::Error> {
+        self.0.push((m.location.line, m.class.to_string()));
+        Ok(true)
+    }
+}
+
+impl cudnnlog::sink::Fork for Order {
+    fn fork(&self) -> Order {
+        Order::default()
+    }
+
+    fn join(&mut self, other: Order) {
+        self.0.extend(other.0);
+    }
+}
+
+/// Regions are framed largest first, on whichever thread is free, but a
+/// sink that keeps the order of what it is handed sees the single pass's
+/// order on any number of threads.
+#[test]
+fn matches_reach_the_sink_in_log_order_on_any_thread_count() {
+    let log = log();
+    let scanner = ScannerBuilder::new().build(Catalog::builtin().unwrap());
+    let mut one = Order::default();
+    scanner.scan_slice(&log, &mut one).unwrap();
+    assert!(one.0.len() > 20_000, "{}", one.0.len());
+    for threads in [2, 4, 16] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let mut sink = Order::default();
+        pool.install(|| {
+            scanner
+                .scan_slice_parallel(&log, &mut sink, &|_| {})
+                .unwrap()
+        });
+        assert!(sink.0 == one.0, "{threads} threads: another order");
+    }
+}

@@ -407,19 +407,46 @@ impl Scanner {
         window: &Window<'_>,
         state: impl Fn(&[regions::Region]) -> State + Sync,
     ) -> Result<Vec<(S, bool)>, S::Error> {
-        use rayon::prelude::*;
-        let empty: Vec<S> = batches.iter().map(|_| sink.fork()).collect();
-        empty
-            .into_par_iter()
-            .zip(batches.par_iter())
-            .map(|(mut fork, batch)| {
-                let batch = &regions[batch.clone()];
-                let mut st = state(batch);
-                self.frame_regions(&mut st, window.hay, batch, hits, owned, &mut fork)?;
-                fork.window_end(window)?;
-                Ok((fork, st.stopped))
-            })
-            .collect()
+        // The largest batches first: a burst's region, framed on one
+        // thread, is the longest task, and taken in log order, one found
+        // late kept the other threads waiting for it (at two threads too).
+        // Each batch's fork goes back to its place, so the forks are still
+        // joined in order. After an error no batch is begun.
+        let size = |b: &Range<usize>| -> usize { regions[b.clone()].iter().map(|r| r.len()).sum() };
+        let mut order: Vec<usize> = (0..batches.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(size(&batches[i])));
+        let jobs: Vec<(usize, S)> = order.into_iter().map(|i| (i, sink.fork())).collect();
+        type Slot<S, E> = std::sync::Mutex<Option<Result<(S, bool), E>>>;
+        let slots: Vec<Slot<S, S::Error>> = batches.iter().map(|_| Default::default()).collect();
+        let failed = AtomicBool::new(false);
+        rayon::scope_fifo(|scope| {
+            for (i, mut fork) in jobs {
+                let (slot, state, failed) = (&slots[i], &state, &failed);
+                scope.spawn_fifo(move |_| {
+                    if failed.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    let batch = &regions[batches[i].clone()];
+                    let mut st = state(batch);
+                    let framed = self
+                        .frame_regions(&mut st, window.hay, batch, hits, owned, &mut fork)
+                        .and_then(|()| fork.window_end(window))
+                        .map(|()| (fork, st.stopped));
+                    failed.fetch_or(framed.is_err(), Ordering::Relaxed);
+                    *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(framed);
+                });
+            }
+        });
+        // A slot is empty only when a batch failed: its error is returned.
+        let mut framed = Vec::with_capacity(slots.len());
+        for slot in slots {
+            match slot.into_inner().unwrap_or_else(|e| e.into_inner()) {
+                Some(Ok(f)) => framed.push(f),
+                Some(Err(e)) => return Err(e),
+                None => {}
+            }
+        }
+        Ok(framed)
     }
 }
 
