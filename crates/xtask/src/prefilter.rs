@@ -223,6 +223,7 @@ fn corpus(dir: &Path) -> Result<Vec<Vec<u8>>> {
     }
     Ok(lines)
 }
+
 /// What each candidate fingerprint covers and costs: the substrings of the
 /// anchors of the list's lengths, each weighed by the share of the corpus'
 /// anchor-free lines that hold it.
