@@ -210,16 +210,7 @@ fn corpus(dir: &Path) -> Result<Vec<Vec<u8>>> {
     files.sort();
     let mut lines = Vec::new();
     for f in files {
-        let bytes = std::fs::read(&f)?;
-        let (mut before, mut start) = (b'\n', 0);
-        for end in memchr::memchr2_iter(b'\n', b'\r', &bytes).chain([bytes.len()]) {
-            let mut l = Vec::with_capacity(end - start + 1);
-            l.push(before);
-            l.extend_from_slice(&bytes[start..end]);
-            lines.push(l);
-            before = bytes.get(end).copied().unwrap_or(b'\n');
-            start = end + 1;
-        }
+        lines.extend(cudnnlog::prefilter::lines(&std::fs::read(&f)?));
     }
     Ok(lines)
 }

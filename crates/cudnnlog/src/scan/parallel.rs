@@ -318,24 +318,30 @@ impl Fill for Copied<'_> {
     }
 }
 
+/// Consecutive regions framed on one thread: their indices, and their
+/// bytes (the larger batches are begun first).
+struct Batch {
+    regions: Range<usize>,
+    bytes: usize,
+}
+
 /// Consecutive regions in batches small enough that every thread gets
 /// several (regions are few and uneven: a burst of warnings is one long
 /// region), of `least` to `most` bytes of regions.
-fn batches(regions: &[regions::Region], least: usize, most: usize) -> Vec<Range<usize>> {
+fn batches(regions: &[regions::Region], least: usize, most: usize) -> Vec<Batch> {
     let framed_bytes: usize = regions.iter().map(|r| r.len()).sum();
     let per_batch = (framed_bytes / (4 * rayon::current_num_threads())).clamp(least, most);
-    let mut batches: Vec<Range<usize>> = Vec::new();
-    let mut batch_bytes = 0usize;
+    let mut batches: Vec<Batch> = Vec::new();
     for (i, r) in regions.iter().enumerate() {
         match batches.last_mut() {
-            Some(b) if batch_bytes < per_batch => {
-                b.end = i + 1;
-                batch_bytes += r.len();
+            Some(b) if b.bytes < per_batch => {
+                b.regions.end = i + 1;
+                b.bytes += r.len();
             }
-            _ => {
-                batches.push(i..i + 1);
-                batch_bytes = r.len();
-            }
+            _ => batches.push(Batch {
+                regions: i..i + 1,
+                bytes: r.len(),
+            }),
         }
     }
     batches
@@ -401,7 +407,7 @@ impl Scanner {
         &self,
         sink: &S,
         regions: &[regions::Region],
-        batches: &[Range<usize>],
+        batches: &[Batch],
         hits: &[usize],
         owned: &Range<usize>,
         window: &Window<'_>,
@@ -412,9 +418,8 @@ impl Scanner {
         // late kept the other threads waiting for it (at two threads too).
         // Each batch's fork goes back to its place, so the forks are still
         // joined in order. After an error no batch is begun.
-        let size = |b: &Range<usize>| -> usize { regions[b.clone()].iter().map(|r| r.len()).sum() };
         let mut order: Vec<usize> = (0..batches.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(size(&batches[i])));
+        order.sort_by_key(|&i| std::cmp::Reverse(batches[i].bytes));
         let jobs: Vec<(usize, S)> = order.into_iter().map(|i| (i, sink.fork())).collect();
         type Slot<S, E> = std::sync::Mutex<Option<Result<(S, bool), E>>>;
         let slots: Vec<Slot<S, S::Error>> = batches.iter().map(|_| Default::default()).collect();
@@ -426,7 +431,7 @@ impl Scanner {
                     if failed.load(Ordering::Relaxed) {
                         return;
                     }
-                    let batch = &regions[batches[i].clone()];
+                    let batch = &regions[batches[i].regions.clone()];
                     let mut st = state(batch);
                     let framed = self
                         .frame_regions(&mut st, window.hay, batch, hits, owned, &mut fork)

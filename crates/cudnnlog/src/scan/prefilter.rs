@@ -164,6 +164,28 @@ pub fn escape(literal: &[u8]) -> String {
     s
 }
 
+/// The lines of a log as the first tier sees them, for weighing
+/// fingerprints: a line ends at `\n` or at `\r` (a progress bar's update),
+/// and each is led by the byte that ended the line before it (`\n` for the
+/// first), since a fingerprint such as `\nE0` starts there.
+///
+/// ```
+/// use cudnnlog::prefilter::lines;
+/// let got: Vec<Vec<u8>> = lines(b"a\rb\nc\r\n").collect();
+/// assert_eq!(got, [&b"\na"[..], b"\rb", b"\nc", b"\r", b"\n"]);
+/// ```
+pub fn lines(log: &[u8]) -> impl Iterator<Item = Vec<u8>> + '_ {
+    let ends = memchr::memchr2_iter(b'\n', b'\r', log).chain([log.len()]);
+    ends.scan((b'\n', 0), move |(before, start), end| {
+        let mut line = Vec::with_capacity(end - *start + 1);
+        line.push(*before);
+        line.extend_from_slice(&log[*start..end]);
+        *before = log.get(end).copied().unwrap_or(b'\n');
+        *start = end + 1;
+        Some(line)
+    })
+}
+
 /// The anchors (indices) that contain none of `fingerprints`.
 ///
 /// ```
