@@ -5,6 +5,7 @@
 
 #[cfg(feature = "hyperscan")]
 use super::exact;
+use super::warm::Fired;
 use crate::scan::line_end_after;
 use crate::Scanner;
 use aho_corasick::{AhoCorasick, MatchKind};
@@ -104,7 +105,7 @@ impl Scanner {
     /// only for a plain pass: a burst of lines that all fire.
     pub(super) fn fired_ac(&self) -> (&AhoCorasick, &[u8]) {
         match self.scan_dfa.get() {
-            Some((dfa, kinds)) => (dfa, kinds),
+            Some((dfa, kinds, _)) => (dfa, kinds),
             None => (&self.scan_nfa, &self.anchor_kinds),
         }
     }
@@ -119,16 +120,26 @@ impl Scanner {
         if nfa {
             return (&self.scan_nfa, &self.anchor_kinds);
         }
-        let (dfa, kinds) = self.scan_dfa.get_or_init(|| {
-            let (anchors, kinds) = self.line_anchors_with_kinds();
+        let (dfa, kinds, _) = self.scan_dfa.get_or_init(|| {
+            let (kept, kinds) = self.kept_anchors();
+            let anchors: Vec<&str> = kept.iter().map(|&i| self.anchors[i].as_str()).collect();
             let dfa = AhoCorasick::builder()
                 .match_kind(MatchKind::LeftmostFirst)
                 .kind(Some(aho_corasick::AhoCorasickKind::DFA))
                 .build(&anchors)
                 .expect("anchors are validated literals");
-            (dfa, kinds)
+            (dfa, kinds, kept)
         });
         (dfa, kinds)
+    }
+
+    /// The index in the anchor table of the anchor `id` of `ac`, the NFA
+    /// or the DFA (which holds fewer).
+    fn anchor_of(&self, ac: &AhoCorasick, id: aho_corasick::PatternID) -> usize {
+        match self.scan_dfa.get() {
+            Some((dfa, _, kept)) if std::ptr::eq(ac, dfa) => kept[id.as_usize()],
+            _ => id.as_usize(),
+        }
     }
 
     /// The literals the line pass searches for: every anchor of the
@@ -152,6 +163,16 @@ impl Scanner {
     /// it holds the other (the pass needs one hit per line and the kinds
     /// of the line, not every anchor). A smaller automaton searches faster.
     pub(super) fn line_anchors_with_kinds(&self) -> (Vec<&str>, Vec<u8>) {
+        let (kept, kinds) = self.kept_anchors();
+        (
+            kept.iter().map(|&i| self.anchors[i].as_str()).collect(),
+            kinds,
+        )
+    }
+
+    /// [`line_anchors_with_kinds`](Scanner::line_anchors_with_kinds), the
+    /// anchors as indices into the anchor table.
+    fn kept_anchors(&self) -> (Vec<usize>, Vec<u8>) {
         let kept: Vec<usize> = (0..self.anchors.len())
             .filter(|&i| {
                 let a = self.anchors[i].as_str();
@@ -166,10 +187,8 @@ impl Scanner {
                     })
             })
             .collect();
-        (
-            kept.iter().map(|&i| self.anchors[i].as_str()).collect(),
-            kept.iter().map(|&i| self.anchor_kinds[i]).collect(),
-        )
+        let kinds = kept.iter().map(|&i| self.anchor_kinds[i]).collect();
+        (kept, kinds)
     }
 
     /// [`find_candidates`](Scanner::find_candidates) on all of rayon's
@@ -343,6 +362,7 @@ impl Scanner {
         let content_end =
             memchr::memchr2(b'\n', b'\r', &hay[m.end()..end]).map_or(end, |p| m.end() + p);
         let mut kinds = anchor_kinds[m.pattern().as_usize()];
+        out.fired.insert(self.anchor_of(ac, m.pattern()));
         let mut at = m.end();
         while kinds != ALL_KINDS && at < content_end {
             let rest = aho_corasick::Input::new(hay).span(at..content_end);
@@ -350,6 +370,7 @@ impl Scanner {
                 break;
             };
             kinds |= anchor_kinds[more.pattern().as_usize()];
+            out.fired.insert(self.anchor_of(ac, more.pattern()));
             at = more.end();
         }
         record(out, kinds, start);
@@ -371,6 +392,8 @@ pub(super) struct Found {
     pub hits: Vec<usize>,
     pub probes: Vec<usize>,
     pub errors: Vec<usize>,
+    /// The anchors found, whose regexes are compiled before framing.
+    pub fired: Fired,
     /// The last [`RECENT`] lines the pass took (with an anchor), oldest
     /// first, with their anchors' kinds: every other line after the oldest
     /// that the pass went past has none.
@@ -452,6 +475,7 @@ impl Found {
         self.hits.clear();
         self.probes.clear();
         self.errors.clear();
+        self.fired.clear();
         self.recent.clear();
     }
 
@@ -471,6 +495,7 @@ impl Found {
         self.hits.extend_from_slice(&piece.hits);
         self.probes.extend_from_slice(&piece.probes);
         self.errors.extend_from_slice(&piece.errors);
+        self.fired.union(&piece.fired);
     }
 }
 

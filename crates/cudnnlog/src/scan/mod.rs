@@ -40,6 +40,7 @@ pub mod prefilter;
 mod regions;
 mod repeats;
 mod state;
+mod warm;
 use state::State;
 mod fresh;
 mod stream;
@@ -350,9 +351,9 @@ pub struct Scanner {
     catalog: Catalog,
     /// The whole-input pass's automaton for small inputs.
     scan_nfa: AhoCorasick,
-    /// The same search as a full DFA over fewer anchors, with their kinds,
-    /// built on first use.
-    scan_dfa: std::sync::Arc<std::sync::OnceLock<(AhoCorasick, Vec<u8>)>>,
+    /// The same search as a full DFA over fewer anchors, with their kinds
+    /// and their indices among `anchors`, built on first use.
+    scan_dfa: std::sync::Arc<std::sync::OnceLock<ScanDfa>>,
     /// The anchors both are built from.
     anchors: std::sync::Arc<Vec<String>>,
     /// Every anchor of an event's text (standard semantics), built on
@@ -368,6 +369,10 @@ pub struct Scanner {
     anchor_kinds: Vec<u8>,
     config: Config,
 }
+
+/// The line pass's DFA, its anchors' kinds, and their indices in the
+/// anchor table.
+type ScanDfa = (AhoCorasick, Vec<u8>, Vec<usize>);
 
 fn line_start_before(hay: &[u8], at: usize) -> usize {
     memchr::memrchr(b'\n', &hay[..at]).map_or(0, |p| p + 1)

@@ -172,6 +172,13 @@ impl Scanner {
             drop(searched);
             return self.slice_windowed(bytes, sink, progress, &done);
         }
+        // The regexes of the anchors found, compiled on all threads now:
+        // compiled on first use, every thread would wait for each in turn.
+        let mut fired = super::warm::Fired::default();
+        for (found, _) in &searched {
+            fired.union(&found.fired);
+        }
+        self.warm(&fired);
         // The line each chunk and checkpoint starts on.
         let mut first_line = Vec::with_capacity(chunks.len());
         let mut checkpoints: Vec<(usize, u64)> = Vec::new();
@@ -183,19 +190,18 @@ impl Scanner {
                 line += n;
             }
         }
+        // Lines are counted from the checkpoint nearest each line asked
+        // about, not through every byte before it in its chunk.
+        let marks: std::sync::Arc<[(usize, u64)]> = checkpoints.into();
         // 2. The probe lines, per chunk.
         let empty: Vec<S> = chunks.iter().map(|_| sink.fork()).collect();
         type Searched<S, E> = Result<(S, Vec<usize>, Vec<usize>), E>;
         let found: Vec<Searched<S, S::Error>> = empty
             .into_par_iter()
-            .zip(
-                searched
-                    .into_par_iter()
-                    .zip(chunks.par_iter().zip(first_line.par_iter())),
-            )
-            .map(|(mut fork, ((found, _), (range, &line)))| {
+            .zip(searched.into_par_iter())
+            .map(|(mut fork, (found, _))| {
                 let mut st = State::new();
-                st.counter = LineCounter::at(range.start, line);
+                st.counter = LineCounter::marked(marks.clone());
                 for &p in &found.probes {
                     self.probe_line(&mut st, bytes, p, &mut fork)?;
                 }
@@ -233,7 +239,6 @@ impl Scanner {
         // 2. Regions over all candidates, as a single pass makes them; then
         // batches of regions framed in parallel. Regions are independent.
         let regions = self.regions(bytes, &hits, |_| true, None);
-        let marks: std::sync::Arc<[(usize, u64)]> = checkpoints.into();
         let batches = batches(&regions, BATCH_MIN.min(chunk), chunk);
         let framed = self.frame_batches(
             sink,
@@ -364,6 +369,7 @@ impl Scanner {
         regions: Option<Vec<regions::Region>>,
         sink: &mut S,
     ) -> Result<(), S::Error> {
+        self.warm(&found.fired);
         self.window_lines(st, hay, &owned, found, sink)?;
         let regions = regions.unwrap_or_else(|| self.window_regions(st, hay, &owned, false, found));
         // A window holds a few batches' worth at least (a small block,
