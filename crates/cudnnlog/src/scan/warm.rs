@@ -73,7 +73,9 @@ impl Scanner {
             })
             .filter(|r| !r.is_compiled())
             .collect();
-        todo.sort_by_key(|r| std::cmp::Reverse((r.as_str().len(), r.as_str())));
+        // Longest first; a regex owned by several anchors once (two
+        // regexes of one text stay two: each has its own cell).
+        todo.sort_by_key(|r| (std::cmp::Reverse(r.as_str().len()), *r as *const LazyRegex));
         todo.dedup_by(|a, b| std::ptr::eq(*a, *b));
         if todo.is_empty() {
             return;
